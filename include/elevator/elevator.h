@@ -1,0 +1,497 @@
+/**
+ * @file elevator.h
+ * @brief libelevator public API: requests, streams, queues, dispatch, tunables, stats.
+ *
+ * libelevator is a library of disk I/O scheduling ("elevator") policies. The host embeds a
+ * struct elv_request in each of its own I/O descriptors, builds a queue in memory it owns,
+ * and drives it with elv_add(), elv_dispatch(), elv_complete() and friends, passing the
+ * current time (nanoseconds, any epoch) into every call that may depend on it. The library
+ * never allocates (except elv_queue_create()), never reads a clock and keeps no global state.
+ *
+ * One queue is used under one lock, the host's. Separate queues need no coordination.
+ */
+#ifndef ELEVATOR_ELEVATOR_H
+#define ELEVATOR_ELEVATOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elevator/elv_config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * @defgroup elv_api Public API
+ * @{
+ */
+
+/** @brief Major version: the ABI changes only when this does (SONAME follows it). */
+#define ELV_VERSION_MAJOR 0
+/** @brief Minor version: new features, ABI compatible within a major version. */
+#define ELV_VERSION_MINOR 1
+/** @brief Patch version: fixes only. */
+#define ELV_VERSION_PATCH 0
+/** @brief The version as one number: MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define ELV_VERSION_NUMBER \
+	(ELV_VERSION_MAJOR * 10000 + ELV_VERSION_MINOR * 100 + ELV_VERSION_PATCH)
+
+/**
+ * @brief Marks a library-private member of a public struct.
+ *
+ * The struct stays visible so the host can embed or allocate it, but private members are
+ * renamed so that any use of them is visibly unsupported. Define ELV_ALLOW_PRIVATE_ACCESS
+ * (the library and policy authors do) to use the plain names.
+ */
+#if defined(ELV_ALLOW_PRIVATE_ACCESS)
+#define ELV_PRIVATE(m) m
+#else
+#define ELV_PRIVATE(m) elv__priv_##m
+#endif
+
+/** @brief Recover the host struct of type @p T that embeds member @p m at pointer @p p. */
+#define elv_container_of(p, T, m) ((T *)(void *)((char *)(p) - offsetof(T, m)))
+
+/** @name Error codes: 0 or one of these negative values, equal to the negative errno value. */
+/** @{ */
+#define ELV_OK 0            /**< Success. */
+#define ELV_ENOENT (-2)     /**< No such tunable, policy or stats entry. */
+#define ELV_EAGAIN (-11)    /**< Nothing to dispatch now (queue empty or policy idling). */
+#define ELV_ENOMEM (-12)    /**< Allocation failed (elv_queue_create() only). */
+#define ELV_EBUSY (-16)     /**< Object in use: request already queued, stream with requests. */
+#define ELV_EINVAL (-22)    /**< Invalid argument, or a request in the wrong state. */
+#define ELV_ENOSPC (-28)    /**< Memory buffer too small for this queue or policy. */
+#define ELV_ERANGE (-34)    /**< Tunable value outside its documented range. */
+#define ELV_ENOSYS (-38)    /**< Operation not available in this build (for example no malloc). */
+#define ELV_EOVERFLOW (-75) /**< Sector plus length would pass the end of the 64-bit sector space. */
+/** @} */
+
+/** @brief Size of a stream's policy-private area in 64-bit words (fixed: part of the ABI). */
+#define ELV_STREAM_PRIV_WORDS 40
+
+/** @brief "Never": returned by elv_next_event() when no timed action is pending. */
+#define ELV_TIME_NEVER UINT64_MAX
+
+/** @brief Nanoseconds per millisecond, for hosts converting their clocks. */
+#define ELV_NSEC_PER_MSEC 1000000ULL
+
+/** @brief Operation of a request (struct elv_request::op). */
+enum elv_op {
+	ELV_OP_READ = 0,    /**< Read data from the device. */
+	ELV_OP_WRITE = 1,   /**< Write data to the device. */
+	ELV_OP_DISCARD = 2, /**< Discard (trim) a range; merges only with discards. */
+	ELV_OP_FLUSH = 3    /**< Flush the device cache; never merges, may have zero length. */
+};
+
+/** @brief Request flags (struct elv_request::flags), OR-ed together. */
+enum elv_rq_flags {
+	ELV_RQ_SYNC = 1u << 0,      /**< Someone waits for it (reads are always treated as sync). */
+	ELV_RQ_META = 1u << 1,      /**< File system metadata. */
+	ELV_RQ_FUA = 1u << 2,       /**< Force unit access: data reaches media before completion. */
+	ELV_RQ_READAHEAD = 1u << 3, /**< Speculative read-ahead; nobody waits yet. */
+	ELV_RQ_BARRIER = 1u << 4,   /**< Ordered: nothing added before it is dispatched after it,
+				     *   nothing added after it is dispatched before it, never merged. */
+	ELV_RQ_NOMERGE = 1u << 5    /**< Never merge this request with another. */
+};
+
+/** @brief I/O priority classes (the Linux ioprio model). */
+enum elv_prio_class {
+	ELV_PRIO_NONE = 0, /**< No class given: best effort, level derived from the stream. */
+	ELV_PRIO_RT = 1,   /**< Real time: served before everything else. */
+	ELV_PRIO_BE = 2,   /**< Best effort: the default. */
+	ELV_PRIO_IDLE = 3  /**< Idle: served only when nothing else wants the device. */
+};
+
+/** @brief Pack an I/O priority: class (enum elv_prio_class) and level 0 (highest) to 7. */
+#define ELV_PRIO(cls, level) ((uint8_t)((((unsigned)(cls) & 3u) << 3) | ((unsigned)(level) & 7u)))
+/** @brief The class of a packed I/O priority. */
+#define ELV_PRIO_CLASS(p) (((unsigned)(p) >> 3) & 3u)
+/** @brief The level (0-7) of a packed I/O priority. */
+#define ELV_PRIO_LEVEL(p) ((unsigned)(p) & 7u)
+/** @brief Default level inside a class, as in Linux. */
+#define ELV_PRIO_DEFAULT_LEVEL 4
+
+struct elv_queue;
+struct elv_stream;
+struct elv_policy;
+
+/** @brief Intrusive doubly linked list node (also a list head). Library-owned when embedded. */
+struct elv_list {
+	struct elv_list *next; /**< Next node, or the head when last. */
+	struct elv_list *prev; /**< Previous node, or the head when first. */
+};
+
+/** @brief Intrusive red-black tree node. Library-owned when embedded in a request. */
+struct elv_rb_node {
+	uintptr_t parent_color; /**< Parent pointer with the colour in bit 0. */
+	struct elv_rb_node *left;  /**< Left child (smaller keys). */
+	struct elv_rb_node *right; /**< Right child (equal or larger keys). */
+};
+
+/**
+ * @brief One I/O request, embedded by the host in its own I/O descriptor.
+ *
+ * The host zeroes it (or calls elv_request_init()) once, then sets the public fields before
+ * each elv_add(). Public fields must not change while the library holds the request (from
+ * elv_add() until the request is completed, cancelled, drained or absorbed by a merge),
+ * except that the library itself grows a request when it merges another into it.
+ * Members named through ELV_PRIVATE() belong to the library.
+ */
+struct elv_request {
+	uint64_t sector;           /**< First sector (512-byte units). */
+	uint32_t nr_sectors;       /**< Length in sectors; 0 only for ELV_OP_FLUSH. */
+	uint8_t op;                /**< enum elv_op. */
+	uint8_t flags;             /**< enum elv_rq_flags. */
+	uint8_t ioprio;            /**< ELV_PRIO(class, level); 0 means "take the stream's". */
+	uint8_t ELV_PRIVATE(state);   /**< Lifecycle state; lets the library reject misuse. */
+	struct elv_stream *stream; /**< Issuer, or NULL for an anonymous (async-like) request. */
+	uint32_t ELV_PRIVATE(seq);    /**< Arrival sequence number within the queue. */
+	uint64_t ELV_PRIVATE(time);   /**< Arrival time (ns). */
+	struct elv_rb_node ELV_PRIVATE(rb);   /**< Sector-sorted tree link. */
+	struct elv_list ELV_PRIVATE(fifo);    /**< FIFO / core list link. */
+	struct elv_request *ELV_PRIVATE(hnext); /**< Back-merge hash chain. */
+};
+
+/**
+ * @brief Per-issuer state (a process, thread, initiator or LUN), owned by the host.
+ *
+ * Anticipatory and CFQ keep their per-stream statistics and queues here, so a stream is
+ * large; it is registered with one queue by elv_stream_init() and retired with
+ * elv_stream_exit(). Set @c ioprio before init or through elv_stream_set_prio().
+ */
+struct elv_stream {
+	uint8_t ioprio;                  /**< ELV_PRIO(class, level) of this issuer. */
+	uint8_t ELV_PRIVATE(flags);      /**< Library flags. */
+	uint16_t ELV_PRIVATE(pad);       /**< Reserved, zero. */
+	uint32_t ELV_PRIVATE(nr_rq);     /**< Requests held by the library (queued or in flight). */
+	struct elv_queue *ELV_PRIVATE(q); /**< Queue it is registered with. */
+	struct elv_list ELV_PRIVATE(link); /**< On the queue's stream list. */
+	/** Policy-private area (anticipation statistics, CFQ per-stream queue). */
+	union {
+		uint64_t u64[ELV_STREAM_PRIV_WORDS];
+		void *ptr[ELV_STREAM_PRIV_WORDS];
+	} ELV_PRIVATE(priv);
+};
+
+/** @brief Kinds of merge, as reported to the host's merge callbacks. */
+enum elv_merge_kind {
+	ELV_MERGE_BACK = 1,  /**< The new request extends a queued one at its end. */
+	ELV_MERGE_FRONT = 2, /**< The new request extends a queued one at its start. */
+	ELV_MERGE_REQ = 3    /**< Two queued requests became contiguous and were joined. */
+};
+
+/** @brief Events passed to the trace callback. */
+enum elv_trace_type {
+	ELV_TRACE_INSERT = 1,    /**< A request entered the queue. */
+	ELV_TRACE_MERGE = 2,     /**< @c rq absorbed @c other (see enum elv_merge_kind in @c arg). */
+	ELV_TRACE_DISPATCH = 3,  /**< A request was handed to the host for the device. */
+	ELV_TRACE_COMPLETE = 4,  /**< The host reported completion. */
+	ELV_TRACE_REQUEUE = 5,   /**< The host gave a dispatched request back. */
+	ELV_TRACE_CANCEL = 6,    /**< A queued request was cancelled or drained. */
+	ELV_TRACE_IDLE_START = 7, /**< The policy started idling (anticipation, slice idle). */
+	ELV_TRACE_IDLE_STOP = 8, /**< Idling ended; @c arg is the idle time in ns. */
+	ELV_TRACE_EXPIRE = 9     /**< A deadline expired and forced FIFO order. */
+};
+
+/** @brief One trace event. Pointers are valid only during the callback. */
+struct elv_trace_event {
+	uint64_t now;                    /**< Host time of the event (ns). */
+	uint64_t arg;                    /**< Event-specific value (merge kind, idle ns). */
+	const struct elv_request *rq;    /**< The request concerned, or NULL. */
+	const struct elv_request *other; /**< Second request (merges), or NULL. */
+	uint8_t type;                    /**< enum elv_trace_type. */
+};
+
+/** @brief Device traits the host knows; policies adapt to them (all zero means "unknown"). */
+struct elv_device_traits {
+	uint8_t rotational;   /**< 1 for a rotating disk, 0 for flash or unknown. */
+	uint8_t zoned;        /**< 1 when writes to sequential zones must be in order. */
+	uint16_t queue_depth; /**< Commands the device accepts at once; 0 means 1. */
+	uint32_t max_sectors; /**< Largest request after merging; 0 means no limit. */
+	uint32_t mbps;        /**< Sustained throughput class in MB/s; 0 unknown. */
+};
+
+/**
+ * @brief Queue configuration. Zero-initialise it; a zero field means "default".
+ *
+ * All callbacks are optional and receive @c ctx.
+ */
+struct elv_config {
+	struct elv_device_traits dev; /**< What the device is like. */
+	/** Expected peak of queued requests; sizes the back-merge hash (default 128). */
+	uint32_t nr_requests;
+	/** 1 disables all merging (like Linux nomerges=2). */
+	uint8_t no_merges;
+	uint8_t reserved8[3]; /**< Reserved, zero. */
+	/**
+	 * Veto a merge: return non-zero to allow @p next to be joined onto @p rq
+	 * (@p next follows @p rq on disk). Called before the library changes anything.
+	 */
+	int (*allow_merge)(void *ctx, const struct elv_request *rq, const struct elv_request *next,
+			   enum elv_merge_kind kind);
+	/**
+	 * Carry out a merge: join @p absorbed's payload into @p into. When it returns,
+	 * @p absorbed is the host's again (completing @p into completes both). For
+	 * ELV_MERGE_BACK and ELV_MERGE_REQ @p absorbed follows @p into on disk; for
+	 * ELV_MERGE_FRONT it precedes it. Called after allow_merge() agreed.
+	 */
+	void (*merge)(void *ctx, struct elv_request *into, struct elv_request *absorbed,
+		      enum elv_merge_kind kind);
+	/** Told every trace event; keep it short. NULL costs one branch per event. */
+	void (*trace)(void *ctx, const struct elv_trace_event *ev);
+	void *ctx; /**< Passed to every callback. */
+};
+
+/** @brief Counters kept by every queue, whatever its policy. */
+struct elv_stats {
+	uint64_t added;        /**< elv_add() calls that succeeded. */
+	uint64_t merged_back;  /**< New requests merged at the end of a queued one. */
+	uint64_t merged_front; /**< New requests merged at the start of a queued one. */
+	uint64_t merged_req;   /**< Queued requests joined to another queued request. */
+	uint64_t dispatched[2]; /**< Dispatched reads [0] and writes, discards, flushes [1]. */
+	uint64_t completed;    /**< elv_complete() calls that succeeded. */
+	uint64_t expired;      /**< Dispatches forced by an expired deadline. */
+	uint64_t requeued;     /**< elv_requeue() calls that succeeded. */
+	uint64_t cancelled;    /**< Requests returned by elv_cancel() or elv_drain(). */
+	uint64_t idle_ns;      /**< Total time the policy idled on purpose. */
+	uint64_t idle_count;   /**< Number of idle periods started. */
+	uint32_t queued;       /**< Requests held now and not dispatched. */
+	uint32_t in_flight;    /**< Requests dispatched and not completed now. */
+};
+
+/** @brief Flags for elv_dispatch(). */
+enum elv_dispatch_flags {
+	ELV_DISPATCH_FORCE = 1u << 0 /**< Never idle: return a request if any is queued. */
+};
+
+/** @brief One tunable of a policy: name, unit, default and range, as shown to users. */
+struct elv_tunable {
+	const char *name;  /**< sysfs-style name, e.g. "read_expire". */
+	const char *unit;  /**< "ms", "us", "requests", "bool", "sectors", ... */
+	const char *desc;  /**< One line on what it does. */
+	int64_t def;       /**< Default value (in @c unit). */
+	int64_t min;       /**< Smallest accepted value. */
+	int64_t max;       /**< Largest accepted value. */
+	uint32_t offset;   /**< Where the value lives in the policy data (int64_t, internal). */
+	uint32_t scale;    /**< Internal value = user value * scale (1e6 for ms stored as ns). */
+};
+
+/** @brief Called by elv_drain() once per returned request. */
+typedef void (*elv_drain_fn)(void *arg, struct elv_request *rq);
+
+/** @brief The library's version as ELV_VERSION_NUMBER at build time. */
+ELV_API unsigned elv_version(void);
+/** @brief The library's version as "MAJOR.MINOR.PATCH". */
+ELV_API const char *elv_version_string(void);
+/**
+ * @brief A short message for an error code.
+ * @param err 0 or a negative ELV_E* code.
+ * @return a static string; "" when built with ELV_NO_STRERROR.
+ */
+ELV_API const char *elv_strerror(int err);
+
+/**
+ * @brief Reset a request to the state the library expects before its first elv_add().
+ * @param rq request to reset (all fields zeroed).
+ */
+ELV_API void elv_request_init(struct elv_request *rq);
+
+/**
+ * @brief A built-in policy by name ("noop", "deadline", "anticipatory", "cfq", ...).
+ * @return the policy, or NULL when no built-in has that name.
+ */
+ELV_API const struct elv_policy *elv_policy_find(const char *name);
+/**
+ * @brief The i-th built-in policy (0-based), for listing them.
+ * @return the policy, or NULL when @p i is past the last one.
+ */
+ELV_API const struct elv_policy *elv_policy_at(unsigned i);
+/** @brief The name of a policy ("" for NULL). */
+ELV_API const char *elv_policy_name(const struct elv_policy *p);
+/** @brief The one-line description of a policy ("" for NULL). */
+ELV_API const char *elv_policy_description(const struct elv_policy *p);
+/**
+ * @brief The tunables table of a policy.
+ * @param p policy.
+ * @param[out] nr number of entries (0 for NULL).
+ * @return the table, or NULL when the policy has none.
+ */
+ELV_API const struct elv_tunable *elv_policy_tunables(const struct elv_policy *p, unsigned *nr);
+
+/**
+ * @brief Bytes of memory a queue needs.
+ * @param p policy the queue starts with, or NULL for enough for any built-in policy
+ *          (so that elv_switch() to any of them fits).
+ * @param cfg configuration (NULL for defaults); its nr_requests sizes the merge hash.
+ * @return the size, or 0 when @p p is malformed.
+ */
+ELV_API size_t elv_queue_size(const struct elv_policy *p, const struct elv_config *cfg);
+/**
+ * @brief Build a queue in caller memory.
+ * @param[out] out the queue (points into @p mem).
+ * @param mem memory aligned to 8 bytes, at least elv_queue_size() bytes, owned by the caller
+ *            until elv_queue_exit().
+ * @param len bytes available at @p mem.
+ * @param p policy to start with.
+ * @param cfg configuration, copied; NULL for defaults.
+ * @retval 0 success.
+ * @retval ELV_EINVAL NULL or misaligned argument, malformed policy or configuration.
+ * @retval ELV_ENOSPC @p len is too small.
+ */
+ELV_API int elv_queue_init(struct elv_queue **out, void *mem, size_t len,
+			   const struct elv_policy *p, const struct elv_config *cfg);
+/**
+ * @brief Tear a queue down. It must hold no request and no stream.
+ * @retval 0 success; the memory is the caller's again.
+ * @retval ELV_EBUSY requests are queued or in flight, or streams are registered.
+ * @retval ELV_EINVAL @p q is NULL.
+ */
+ELV_API int elv_queue_exit(struct elv_queue *q);
+/**
+ * @brief Hosted convenience: allocate and build a queue large enough for any built-in policy.
+ * @retval ELV_ENOSYS in builds with ELV_NO_MALLOC; otherwise as elv_queue_init() or ELV_ENOMEM.
+ */
+ELV_API int elv_queue_create(struct elv_queue **out, const struct elv_policy *p,
+			     const struct elv_config *cfg);
+/**
+ * @brief Tear down and free a queue from elv_queue_create().
+ * @retval 0, ELV_EBUSY or ELV_EINVAL as elv_queue_exit(); ELV_ENOSYS without malloc.
+ */
+ELV_API int elv_queue_destroy(struct elv_queue *q);
+/** @brief The policy a queue runs now (NULL for NULL). */
+ELV_API const struct elv_policy *elv_queue_policy(const struct elv_queue *q);
+
+/**
+ * @brief Register a stream with a queue.
+ * @param q queue.
+ * @param s stream; its @c ioprio must already be set (0 means best effort, level 4).
+ * @param now host time (ns).
+ * @retval 0 success.
+ * @retval ELV_EINVAL NULL argument or invalid priority.
+ * @retval ELV_EBUSY @p s is registered already.
+ */
+ELV_API int elv_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now);
+/**
+ * @brief Retire a stream. It must hold no queued or in-flight request.
+ * @retval 0 success.
+ * @retval ELV_EBUSY requests of this stream are still held by the library.
+ * @retval ELV_EINVAL NULL argument, or @p s is not registered with @p q.
+ */
+ELV_API int elv_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t now);
+/**
+ * @brief Change a registered stream's I/O priority; it applies to its next slice or request.
+ * @retval 0 success; ELV_EINVAL bad argument.
+ */
+ELV_API int elv_stream_set_prio(struct elv_queue *q, struct elv_stream *s, uint8_t ioprio);
+
+/**
+ * @brief Hand a request to the queue.
+ * @param q queue.
+ * @param rq request with its public fields set and not held by the library.
+ * @param now host time (ns), never earlier than the previous call's.
+ * @retval 0 queued.
+ * @retval 1 merged into a queued request (the merge callback ran); @p rq is the host's again.
+ * @retval ELV_EINVAL NULL, zero length, unknown op or flag, bad priority or stream.
+ * @retval ELV_EOVERFLOW sector + nr_sectors passes 2^64.
+ * @retval ELV_EBUSY @p rq is already held by a queue.
+ */
+ELV_API int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+/**
+ * @brief Take the next request for the device.
+ * @param q queue.
+ * @param now host time (ns).
+ * @param flags enum elv_dispatch_flags.
+ * @param[out] out the request, now in flight.
+ * @retval 0 a request was returned.
+ * @retval ELV_EAGAIN nothing now; if the queue is not empty the policy idles on purpose and
+ *         elv_next_event() tells when to call again.
+ * @retval ELV_EINVAL NULL argument or unknown flag.
+ */
+ELV_API int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags,
+			 struct elv_request **out);
+/**
+ * @brief When the host must call elv_dispatch() again even if nothing else happens.
+ * @return an absolute host time (ns), or ELV_TIME_NEVER (also for NULL).
+ */
+ELV_API uint64_t elv_next_event(const struct elv_queue *q);
+/**
+ * @brief Report that the device finished a dispatched request; it is the host's again.
+ * @retval 0 success; ELV_EINVAL NULL or the request is not in flight.
+ */
+ELV_API int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+/**
+ * @brief Give back a dispatched request the device refused (BUSY); it is dispatched again first.
+ * @retval 0 success; ELV_EINVAL NULL or the request is not in flight.
+ */
+ELV_API int elv_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+/**
+ * @brief Withdraw a request that was added and not dispatched; it is the host's again.
+ * @retval 0 success; ELV_EINVAL NULL or the request is not queued (in flight, or not held).
+ */
+ELV_API int elv_cancel(struct elv_queue *q, struct elv_request *rq);
+/**
+ * @brief Return every queued (not in flight) request through @p fn, in arrival order.
+ * @return the number of requests returned, or ELV_EINVAL for a NULL argument.
+ */
+ELV_API int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg);
+/**
+ * @brief Change the policy of a live queue.
+ *
+ * Every queued request moves to the new policy in arrival order, barriers keep their place,
+ * requests in flight complete through the new policy, registered streams are carried over.
+ * @retval 0 success.
+ * @retval ELV_EINVAL NULL or malformed policy.
+ * @retval ELV_ENOSPC the queue's memory is too small for @p p (size it with
+ *         elv_queue_size(NULL, cfg)); nothing changed.
+ */
+ELV_API int elv_switch(struct elv_queue *q, const struct elv_policy *p, uint64_t now);
+
+/**
+ * @brief Read a tunable of the queue's policy, in its documented unit.
+ * @retval 0 success; ELV_ENOENT unknown name; ELV_EINVAL NULL argument.
+ */
+ELV_API int elv_tunable_get(const struct elv_queue *q, const char *name, int64_t *value);
+/**
+ * @brief Set a tunable of the queue's policy, in its documented unit.
+ * @retval 0 success.
+ * @retval ELV_ENOENT unknown name; ELV_ERANGE outside [min, max] (old value kept);
+ *         ELV_EINVAL NULL argument.
+ */
+ELV_API int elv_tunable_set(struct elv_queue *q, const char *name, int64_t value);
+
+/**
+ * @brief Copy the queue's counters.
+ * @retval 0 success; ELV_EINVAL NULL argument.
+ */
+ELV_API int elv_stats(const struct elv_queue *q, struct elv_stats *st);
+/**
+ * @brief Read the i-th policy-specific counter (anticipation hits, slices, ...).
+ * @param[out] name its name, static.
+ * @param[out] value its value.
+ * @retval 0 success; ELV_ENOENT past the last; ELV_EINVAL NULL argument.
+ */
+ELV_API int elv_policy_stat(const struct elv_queue *q, unsigned i, const char **name,
+			    uint64_t *value);
+
+/**
+ * @brief Check every invariant of the queue and its policy (tests call it after each step).
+ * @return 0 when consistent, or a negative line-specific code (ELV_EINVAL) on the first
+ *         violation found.
+ */
+ELV_API int elv_queue_check(const struct elv_queue *q);
+
+/**
+ * @brief Pick the built-in policy that fits a device.
+ * @param dev traits of the device (NULL means unknown: a rotating disk).
+ * @return the policy to use (never NULL).
+ */
+ELV_API const struct elv_policy *elv_policy_recommend(const struct elv_device_traits *dev);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ELEVATOR_ELEVATOR_H */

@@ -1,0 +1,322 @@
+/**
+ * @file policy.h
+ * @brief For policy authors: the policy vtable and the shared primitives every policy uses.
+ *
+ * A policy is a const struct elv_policy: a name, the size of its per-queue state, a tunables
+ * table and hooks. The core owns the request lifecycle (validation, states, merges through the
+ * back-merge hash, barriers, requeues, stats, tracing); the policy only orders requests.
+ * Include this header with ELV_ALLOW_PRIVATE_ACCESS defined to reach request internals.
+ */
+#ifndef ELEVATOR_POLICY_H
+#define ELEVATOR_POLICY_H
+
+#include "elevator/elevator.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * @defgroup elv_policy Policy authoring
+ * @{
+ */
+
+/** @brief ABI word of struct elv_policy; bumped only when a hook's meaning changes. */
+#define ELV_POLICY_ABI 1u
+
+/** @brief Direction index used by policies: reads 0, everything else 1. */
+#define ELV_DIR_READ 0
+/** @brief Direction index of writes, discards and flushes. */
+#define ELV_DIR_WRITE 1
+
+/** @brief Request states (the private @c state member). */
+enum elv_rq_state {
+	ELV_RQ_IDLE = 0,      /**< The host's: never added, completed, cancelled or absorbed. */
+	ELV_RQ_QUEUED = 1,    /**< Held by the policy. */
+	ELV_RQ_HELD = 2,      /**< Behind a pending barrier, kept by the core. */
+	ELV_RQ_REQUEUED = 3,  /**< Given back by the host, first in line. */
+	ELV_RQ_DISPATCHED = 4 /**< In flight on the device. */
+};
+
+/**
+ * @brief A scheduling policy. Hooks marked optional may be NULL.
+ *
+ * The struct only ever grows at its end; @c abi and @c struct_size let the core reject a
+ * policy built against an incompatible header.
+ */
+struct elv_policy {
+	uint32_t abi;         /**< ELV_POLICY_ABI. */
+	uint32_t struct_size; /**< sizeof(struct elv_policy) the policy was built with. */
+	const char *name;     /**< Short unique name. */
+	const char *desc;     /**< One-line description. */
+	size_t data_size;     /**< Per-queue state, reached with elv_queue_data(). */
+	const struct elv_tunable *tunables; /**< Tunables table (values live in the state). */
+	unsigned nr_tunables;               /**< Entries in @c tunables. */
+	const char *const *stat_names;      /**< Names of policy counters, optional. */
+	unsigned nr_stats;                  /**< Entries in @c stat_names. */
+	/** Set up the zeroed state; tunables already hold their defaults. Optional. */
+	void (*init)(struct elv_queue *q);
+	/** Take a new request (its time and seq are set). */
+	void (*add)(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+	/** Unlink a queued request (cancelled, drained, switched away or absorbed). */
+	void (*remove)(struct elv_queue *q, struct elv_request *rq);
+	/**
+	 * A queued request grew by a merge. For ELV_MERGE_FRONT its sector changed (re-key it);
+	 * for ELV_MERGE_REQ @p next (still queued) is about to be removed: inherit its place
+	 * in time if it is older. Optional.
+	 */
+	void (*merged)(struct elv_queue *q, struct elv_request *rq, enum elv_merge_kind kind,
+		       struct elv_request *next);
+	/** A queued request of the same op whose first sector is @p sector, or NULL. Optional. */
+	struct elv_request *(*find_start)(struct elv_queue *q, uint64_t sector, uint8_t op);
+	/**
+	 * Remove and return the next request to dispatch, or NULL (nothing, or idling).
+	 * With @p force the policy must not idle while it holds requests.
+	 */
+	struct elv_request *(*dispatch)(struct elv_queue *q, uint64_t now, int force);
+	/** The request that arrived first among those queued (for drain and switch). */
+	struct elv_request *(*oldest)(struct elv_queue *q);
+	/** A dispatched request came back from the device; the core keeps it. Optional. */
+	void (*requeue)(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+	/** A dispatched request completed. Optional. */
+	void (*complete)(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+	/** When dispatch must be called again (idle end), or ELV_TIME_NEVER. Optional. */
+	uint64_t (*next_event)(const struct elv_queue *q);
+	/** A stream was registered (its private area is zeroed). Optional. */
+	void (*stream_init)(struct elv_queue *q, struct elv_stream *s, uint64_t now);
+	/** A stream is retired; forget it. Optional. */
+	void (*stream_exit)(struct elv_queue *q, struct elv_stream *s, uint64_t now);
+	/** A tunable changed (already stored). Optional. */
+	void (*tunable_changed)(struct elv_queue *q, const struct elv_tunable *t);
+	/** Fill @p vals with the @c nr_stats counters. Optional. */
+	void (*stats)(const struct elv_queue *q, uint64_t *vals);
+	/** Check the policy's invariants; 0 when consistent. Optional. */
+	int (*check)(const struct elv_queue *q);
+};
+
+/** @brief Policy state of a queue (data_size bytes, 8-byte aligned). */
+ELV_API void *elv_queue_data(const struct elv_queue *q);
+/** @brief The configuration the queue was built with (device traits, limits). */
+ELV_API const struct elv_config *elv_queue_config(const struct elv_queue *q);
+/** @brief Number of requests the policy holds now. */
+ELV_API uint32_t elv_queue_nr_queued(const struct elv_queue *q);
+/** @brief Number of requests dispatched and not completed (the device's queue). */
+ELV_API uint32_t elv_queue_nr_in_flight(const struct elv_queue *q);
+/** @brief Count a dispatch forced by an expired deadline (stats and trace). */
+ELV_API void elv_note_expired(struct elv_queue *q, const struct elv_request *rq, uint64_t now);
+/** @brief The policy starts idling at @p now (stats and trace). */
+ELV_API void elv_idle_start(struct elv_queue *q, uint64_t now);
+/** @brief The policy stops idling at @p now; adds the idle time to the stats. */
+ELV_API void elv_idle_stop(struct elv_queue *q, uint64_t now);
+/** @brief 1 while the policy idles (between elv_idle_start() and elv_idle_stop()). */
+ELV_API int elv_is_idling(const struct elv_queue *q);
+
+/* ---- request helpers ---------------------------------------------------------------- */
+
+/** @brief First sector after the request. */
+static inline uint64_t elv_rq_end(const struct elv_request *rq)
+{
+	return rq->sector + rq->nr_sectors;
+}
+
+/** @brief Direction index: ELV_DIR_READ for reads, ELV_DIR_WRITE otherwise. */
+static inline int elv_rq_dir(const struct elv_request *rq)
+{
+	return rq->op == ELV_OP_READ ? ELV_DIR_READ : ELV_DIR_WRITE;
+}
+
+/** @brief 1 when somebody waits for the request: reads and writes marked ELV_RQ_SYNC. */
+static inline int elv_rq_is_sync(const struct elv_request *rq)
+{
+	return rq->op == ELV_OP_READ || (rq->flags & ELV_RQ_SYNC) != 0;
+}
+
+/** @brief Effective I/O priority: the request's, else its stream's, else BE level 4. */
+ELV_API uint8_t elv_rq_prio(const struct elv_request *rq);
+
+/* ---- intrusive list ------------------------------------------------------------------ */
+
+/** @brief Make @p h an empty list. */
+static inline void elv_list_init(struct elv_list *h)
+{
+	h->next = h;
+	h->prev = h;
+}
+
+/** @brief 1 when the list is empty. */
+static inline int elv_list_empty(const struct elv_list *h)
+{
+	return h->next == h;
+}
+
+/** @brief Insert @p n between @p prev and @p next. */
+static inline void elv_list_insert(struct elv_list *n, struct elv_list *prev,
+				   struct elv_list *next)
+{
+	n->prev = prev;
+	n->next = next;
+	prev->next = n;
+	next->prev = n;
+}
+
+/** @brief Append @p n at the tail of @p h. */
+static inline void elv_list_add_tail(struct elv_list *h, struct elv_list *n)
+{
+	elv_list_insert(n, h->prev, h);
+}
+
+/** @brief Insert @p n at the head of @p h. */
+static inline void elv_list_add_head(struct elv_list *h, struct elv_list *n)
+{
+	elv_list_insert(n, h, h->next);
+}
+
+/** @brief Unlink @p n and make it an empty list of its own. */
+static inline void elv_list_del(struct elv_list *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	elv_list_init(n);
+}
+
+/** @brief The request whose FIFO link is @p l. */
+#define elv_list_rq(l) elv_container_of(l, struct elv_request, ELV_PRIVATE(fifo))
+
+/** @brief First request on a request list, or NULL. */
+static inline struct elv_request *elv_list_first_rq(const struct elv_list *h)
+{
+	return elv_list_empty(h) ? NULL : elv_list_rq(h->next);
+}
+
+/* ---- red-black tree ------------------------------------------------------------------ */
+
+/** @brief A red-black tree with its leftmost node cached. Zero it to make it empty. */
+struct elv_rb_root {
+	struct elv_rb_node *root;  /**< Root node or NULL. */
+	struct elv_rb_node *first; /**< Leftmost node or NULL. */
+};
+
+/** @brief The parent of a node (NULL for the root). */
+static inline struct elv_rb_node *elv_rb_parent(const struct elv_rb_node *n)
+{
+	return (struct elv_rb_node *)(n->parent_color & ~(uintptr_t)1);
+}
+
+/**
+ * @brief Link @p n below @p parent at @p *link (found by the caller's own search) and
+ * rebalance. @p leftmost is non-zero when the search only went left (new first node).
+ */
+ELV_API void elv_rb_insert(struct elv_rb_root *t, struct elv_rb_node *n,
+			   struct elv_rb_node *parent, struct elv_rb_node **link, int leftmost);
+/** @brief Unlink @p n from @p t and rebalance. */
+ELV_API void elv_rb_erase(struct elv_rb_root *t, struct elv_rb_node *n);
+/** @brief In-order successor, or NULL. */
+ELV_API struct elv_rb_node *elv_rb_next(const struct elv_rb_node *n);
+/** @brief In-order predecessor, or NULL. */
+ELV_API struct elv_rb_node *elv_rb_prev(const struct elv_rb_node *n);
+
+/** @brief The request whose tree link is @p n (NULL-safe). */
+static inline struct elv_request *elv_rb_rq(const struct elv_rb_node *n)
+{
+	return n ? elv_container_of(n, struct elv_request, ELV_PRIVATE(rb)) : NULL;
+}
+
+/** @brief Insert a request keyed by start sector; equal sectors go after existing ones. */
+ELV_API void elv_sort_add(struct elv_rb_root *t, struct elv_request *rq);
+/** @brief Remove a request from a sector-sorted tree. */
+ELV_API void elv_sort_del(struct elv_rb_root *t, struct elv_request *rq);
+/** @brief The first request (lowest sector) or NULL. */
+static inline struct elv_request *elv_sort_first(const struct elv_rb_root *t)
+{
+	return elv_rb_rq(t->first);
+}
+/** @brief The request after @p rq in sector order, or NULL. */
+static inline struct elv_request *elv_sort_next(const struct elv_request *rq)
+{
+	return elv_rb_rq(elv_rb_next(&rq->ELV_PRIVATE(rb)));
+}
+/** @brief The request before @p rq in sector order, or NULL. */
+static inline struct elv_request *elv_sort_prev(const struct elv_request *rq)
+{
+	return elv_rb_rq(elv_rb_prev(&rq->ELV_PRIVATE(rb)));
+}
+/** @brief The first request whose start sector is >= @p sector (ceiling), or NULL. */
+ELV_API struct elv_request *elv_sort_ceil(const struct elv_rb_root *t, uint64_t sector);
+/** @brief The first request that starts exactly at @p sector, or NULL. */
+ELV_API struct elv_request *elv_sort_find(const struct elv_rb_root *t, uint64_t sector);
+/** @brief Check colours, order, parent links, black height and the cached first node. */
+ELV_API int elv_rb_check(const struct elv_rb_root *t);
+
+/* ---- FIFO with expiry ---------------------------------------------------------------- */
+
+/** @brief Append @p rq (arrival time already in its time field) to a FIFO. */
+static inline void elv_fifo_add(struct elv_list *fifo, struct elv_request *rq)
+{
+	elv_list_add_tail(fifo, &rq->ELV_PRIVATE(fifo));
+}
+
+/**
+ * @brief Insert @p rq into a FIFO kept in arrival order (walks back from the tail; used when
+ * requests are re-added after a switch or barrier, usually O(1)).
+ */
+ELV_API void elv_fifo_insert_sorted(struct elv_list *fifo, struct elv_request *rq);
+
+/**
+ * @brief 1 when the oldest request of @p fifo has waited @p expire ns or more at @p now.
+ */
+ELV_API int elv_fifo_expired(const struct elv_list *fifo, uint64_t now, uint64_t expire);
+
+/** @brief Arrival order: negative when @p a arrived before @p b (wraparound-safe). */
+static inline int32_t elv_rq_seq_cmp(const struct elv_request *a, const struct elv_request *b)
+{
+	return (int32_t)(a->ELV_PRIVATE(seq) - b->ELV_PRIVATE(seq));
+}
+
+/* ---- seek scoring -------------------------------------------------------------------- */
+
+/**
+ * @brief Of two candidate requests, the one cheaper to reach from head position @p last.
+ *
+ * Forward distance counts once; a backward seek of at most @p back_max sectors counts
+ * @p back_penalty times; farther back "wraps" and loses to any non-wrapped request (among
+ * wrapped ones the lower sector wins). Ties go to the higher sector. Either may be NULL.
+ */
+ELV_API struct elv_request *elv_seek_choose(const struct elv_request *r1,
+					    const struct elv_request *r2, uint64_t last,
+					    uint64_t back_max, uint32_t back_penalty);
+
+/* ---- decaying averages --------------------------------------------------------------- */
+
+/** @brief Fixed-point decaying average (1.0 == 256) of think time or seek distance. */
+struct elv_avg {
+	uint64_t total;   /**< Decayed sum of samples, scaled by 256. */
+	uint64_t mean;    /**< Current mean (same unit as the samples). */
+	uint32_t samples; /**< Decayed sample weight; converges to 256. */
+};
+
+/** @brief Add sample @p x: weight 1/8 to the new sample, 7/8 to history. */
+ELV_API void elv_avg_add(struct elv_avg *a, uint64_t x);
+/** @brief 1 when enough samples were seen for the mean to be trusted (weight > 80). */
+static inline int elv_avg_valid(const struct elv_avg *a)
+{
+	return a->samples > 80;
+}
+
+/* ---- tunables ------------------------------------------------------------------------ */
+
+/** @brief Read tunable @p t from policy state @p data, in internal units. */
+static inline int64_t elv_tunable_raw(const void *data, const struct elv_tunable *t)
+{
+	return *(const int64_t *)(const void *)((const char *)data + t->offset);
+}
+
+/** @brief Store every tunable's default into policy state @p data. */
+ELV_API void elv_tunables_reset(void *data, const struct elv_tunable *t, unsigned n);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ELEVATOR_POLICY_H */
