@@ -1,16 +1,73 @@
-/**
- * @file elv_internal.h
- * @brief Library-internal header: grants access to private members, never installed.
- *
- * Every source file under lib/ includes this first. Internal names use the elv__ prefix.
+/*
+ * Library-internal declarations: the queue layout, the back-merge hash, merge rules and the
+ * built-in policy table. Never installed.
  */
-#ifndef ELEVATOR_ELV_INTERNAL_H
-#define ELEVATOR_ELV_INTERNAL_H
+#ifndef ELV_INTERNAL_H
+#define ELV_INTERNAL_H
 
 #ifndef ELV_ALLOW_PRIVATE_ACCESS
 #define ELV_ALLOW_PRIVATE_ACCESS
 #endif
-
 #include "elevator/policy.h"
 
-#endif /* ELEVATOR_ELV_INTERNAL_H */
+#ifndef ELV_ASSERT
+#if defined(ELV_NO_ASSERT) || defined(NDEBUG)
+#define ELV_ASSERT(x) ((void)0)
+#else
+#include <assert.h>
+#define ELV_ASSERT(x) assert(x)
+#endif
+#endif
+
+/* Back-merge hash keyed by end sector; singly linked chains through rq->hnext. */
+struct elv_hash {
+	struct elv_request **buckets;
+	uint32_t mask;
+};
+
+/* Stream flags (private). */
+#define ELV_STREAM_REGISTERED 1u
+
+struct elv_queue {
+	const struct elv_policy *policy;
+	void *data;             /* policy state, inside the queue's memory */
+	size_t mem_len;         /* bytes the host gave us: bounds elv_switch() */
+	size_t data_room;       /* bytes available for policy state */
+	struct elv_config cfg;
+	struct elv_stats stats;
+	struct elv_hash hash;
+	struct elv_list requeue; /* given back by the device: dispatched first */
+	struct elv_list held;    /* a pending barrier and everything added after it */
+	struct elv_list streams; /* registered streams */
+	uint32_t nr_queued;      /* held by the policy */
+	uint32_t nr_held;        /* on the held list */
+	uint32_t nr_requeued;    /* on the requeue list */
+	uint32_t nr_in_flight;
+	uint32_t nr_barriers;    /* barriers on the held list */
+	uint32_t seq;            /* next arrival sequence number */
+	uint64_t idle_since;     /* valid while idling */
+	uint8_t idling;
+};
+
+/* hash.c */
+void elv_hash_init(struct elv_hash *h, struct elv_request **buckets, uint32_t nr);
+void elv_hash_add(struct elv_hash *h, struct elv_request *rq);
+void elv_hash_del(struct elv_hash *h, struct elv_request *rq);
+struct elv_request *elv_hash_find(const struct elv_hash *h, uint64_t end);
+uint32_t elv_hash_buckets_for(uint32_t nr_requests);
+
+/* merge.c */
+int elv_rq_mergeable(const struct elv_request *rq);
+int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+
+/* queue.c helpers shared with merge.c */
+void elv_trace(struct elv_queue *q, uint8_t type, const struct elv_request *rq,
+	       const struct elv_request *other, uint64_t arg, uint64_t now);
+
+/* registry.c */
+extern const struct elv_policy elv_policy_noop;
+extern const struct elv_policy elv_policy_deadline;
+extern const struct elv_policy elv_policy_anticipatory;
+extern const struct elv_policy elv_policy_cfq;
+
+#endif /* ELV_INTERNAL_H */
