@@ -76,7 +76,11 @@ struct elv_policy {
 	struct elv_request *(*dispatch)(struct elv_queue *q, uint64_t now, int force);
 	/** The request that arrived first among those queued (for drain and switch). */
 	struct elv_request *(*oldest)(struct elv_queue *q);
-	/** A dispatched request came back from the device; the core keeps it. Optional. */
+	/**
+	 * A dispatched request came back from the device; the core keeps it. Optional.
+	 * Like complete(), it may concern a request dispatched under a previous policy
+	 * (after elv_switch()): tolerate requests you never dispatched.
+	 */
 	void (*requeue)(struct elv_queue *q, struct elv_request *rq, uint64_t now);
 	/** A dispatched request completed. Optional. */
 	void (*complete)(struct elv_queue *q, struct elv_request *rq, uint64_t now);
@@ -92,6 +96,13 @@ struct elv_policy {
 	void (*stats)(const struct elv_queue *q, uint64_t *vals);
 	/** Check the policy's invariants; 0 when consistent. Optional. */
 	int (*check)(const struct elv_queue *q);
+	/**
+	 * Veto a merge the core found: non-zero allows joining @p next onto @p rq (both
+	 * compatible by the core's rules; @p next may be a new request not yet added).
+	 * CFQ uses it to keep streams' queues apart. Optional (NULL allows).
+	 */
+	int (*allow_merge)(const struct elv_queue *q, const struct elv_request *rq,
+			   const struct elv_request *next);
 };
 
 /** @brief Policy state of a queue (data_size bytes, 8-byte aligned). */

@@ -55,12 +55,17 @@ void elv_hash_add(struct elv_hash *h, struct elv_request *rq);
 void elv_hash_del(struct elv_hash *h, struct elv_request *rq);
 struct elv_request *elv_hash_find(const struct elv_hash *h, uint64_t end);
 uint32_t elv_hash_buckets_for(uint32_t nr_requests);
+int elv_hash_contains(const struct elv_hash *h, const struct elv_request *rq);
+
+/* tunables.c */
+int elv__streq(const char *a, const char *b);
 
 /* merge.c */
 int elv_rq_mergeable(const struct elv_request *rq);
 int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq, uint64_t now);
 
 /* queue.c helpers shared with merge.c */
+void elv_rq_release(struct elv_queue *q, struct elv_request *rq);
 void elv_trace(struct elv_queue *q, uint8_t type, const struct elv_request *rq,
 	       const struct elv_request *other, uint64_t arg, uint64_t now);
 

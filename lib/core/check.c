@@ -1,0 +1,86 @@
+/*
+ * elv_queue_check(): walks every structure the core owns and asks the policy to check its
+ * own. Meant for tests and debug builds: it is O(n + hash buckets).
+ */
+#include "elv_internal.h"
+
+static int elv_check_list(const struct elv_list *h, uint8_t state, uint32_t *n)
+{
+	const struct elv_list *l;
+
+	*n = 0;
+	for (l = h->next; l != h; l = l->next) {
+		if (l->next->prev != l || l->prev->next != l)
+			return ELV_EINVAL;
+		if (elv_list_rq(l)->state != state)
+			return ELV_EINVAL;
+		(*n)++;
+	}
+	return 0;
+}
+
+static int elv_check_held(const struct elv_queue *q)
+{
+	const struct elv_list *l;
+	uint32_t n, barriers = 0;
+	const struct elv_request *first = elv_list_first_rq(&q->held);
+
+	if (elv_check_list(&q->held, ELV_RQ_HELD, &n) || n != q->nr_held)
+		return ELV_EINVAL;
+	/* The held list exists only because of a barrier at its head. */
+	if (first && !(first->flags & ELV_RQ_BARRIER))
+		return ELV_EINVAL;
+	for (l = q->held.next; l != &q->held; l = l->next)
+		barriers += (elv_list_rq(l)->flags & ELV_RQ_BARRIER) ? 1u : 0u;
+	return barriers == q->nr_barriers ? 0 : ELV_EINVAL;
+}
+
+static int elv_check_hash(const struct elv_queue *q)
+{
+	uint32_t i, n = 0;
+	const struct elv_request *rq;
+
+	for (i = 0; i <= q->hash.mask; i++) {
+		for (rq = q->hash.buckets[i]; rq; rq = rq->hnext) {
+			if (rq->state != ELV_RQ_QUEUED || !elv_rq_mergeable(rq) ||
+			    !elv_hash_contains(&q->hash, rq))
+				return ELV_EINVAL;
+			if (++n > q->nr_queued)
+				return ELV_EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int elv_check_streams(const struct elv_queue *q)
+{
+	const struct elv_list *l;
+
+	for (l = q->streams.next; l != &q->streams; l = l->next) {
+		const struct elv_stream *s = elv_container_of(l, struct elv_stream, link);
+
+		if (!(s->flags & ELV_STREAM_REGISTERED) || s->q != q)
+			return ELV_EINVAL;
+	}
+	return 0;
+}
+
+int elv_queue_check(const struct elv_queue *q)
+{
+	uint32_t n;
+
+	if (!q || !q->policy)
+		return ELV_EINVAL;
+	if (elv_check_list(&q->requeue, ELV_RQ_REQUEUED, &n) || n != q->nr_requeued)
+		return ELV_EINVAL;
+	if (elv_check_held(q) || elv_check_hash(q) || elv_check_streams(q))
+		return ELV_EINVAL;
+	if (q->stats.queued != q->nr_queued + q->nr_held + q->nr_requeued ||
+	    q->stats.in_flight != q->nr_in_flight)
+		return ELV_EINVAL;
+	if (q->stats.completed + q->stats.in_flight != q->stats.dispatched[0] +
+							 q->stats.dispatched[1] -
+							 q->stats.requeued)
+		return ELV_EINVAL;
+	return q->policy->check ? q->policy->check(q) : 0;
+}

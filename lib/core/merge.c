@@ -1,0 +1,141 @@
+/*
+ * Merge rules and the merge step of elv_add(): back merges through the end-sector hash, front
+ * merges through the policy's start-sector lookup, then a request-to-request merge when the
+ * grown request became contiguous with a queued neighbour. The host carries out every merge
+ * of payloads through its callback and is told which request was absorbed.
+ */
+#include "elv_internal.h"
+
+int elv_rq_mergeable(const struct elv_request *rq)
+{
+	return rq->op != ELV_OP_FLUSH && !(rq->flags & (ELV_RQ_BARRIER | ELV_RQ_NOMERGE));
+}
+
+/* May @b (following @a on disk) be joined onto @a? @b may be a new request not yet queued. */
+static int elv_can_merge(const struct elv_queue *q, const struct elv_request *a,
+			 const struct elv_request *b, enum elv_merge_kind kind)
+{
+	uint32_t max = q->cfg.dev.max_sectors;
+	uint64_t len = (uint64_t)a->nr_sectors + b->nr_sectors;
+
+	if (!elv_rq_mergeable(a) || !elv_rq_mergeable(b))
+		return 0;
+	if (a->op != b->op || elv_rq_is_sync(a) != elv_rq_is_sync(b))
+		return 0;
+	if (elv_rq_end(a) != b->sector || len > UINT32_MAX || (max && len > max))
+		return 0;
+	if (elv_rq_prio(a) != elv_rq_prio(b))
+		return 0;
+	if (q->policy->allow_merge && !q->policy->allow_merge(q, a, b))
+		return 0;
+	return !q->cfg.allow_merge || q->cfg.allow_merge(q->cfg.ctx, a, b, kind);
+}
+
+/* A queued request whose end is @end and onto which @b may be joined. */
+static struct elv_request *elv_find_back(struct elv_queue *q, const struct elv_request *b,
+					 enum elv_merge_kind kind)
+{
+	struct elv_request *c = elv_hash_find(&q->hash, b->sector);
+
+	for (; c; c = c->hnext)
+		if (c != b && elv_rq_end(c) == b->sector && elv_can_merge(q, c, b, kind))
+			return c;
+	return NULL;
+}
+
+/* A queued request starting at end(@a) that may be joined onto @a. */
+static struct elv_request *elv_find_front(struct elv_queue *q, const struct elv_request *a,
+					  enum elv_merge_kind kind)
+{
+	struct elv_request *c;
+
+	if (!q->policy->find_start)
+		return NULL;
+	c = q->policy->find_start(q, elv_rq_end(a), a->op);
+	return c && c != a && elv_can_merge(q, a, c, kind) ? c : NULL;
+}
+
+static void elv_count_merge(struct elv_queue *q, struct elv_request *into,
+			    struct elv_request *absorbed, enum elv_merge_kind kind, uint64_t now)
+{
+	if (kind == ELV_MERGE_BACK)
+		q->stats.merged_back++;
+	else if (kind == ELV_MERGE_FRONT)
+		q->stats.merged_front++;
+	else
+		q->stats.merged_req++;
+	elv_trace(q, ELV_TRACE_MERGE, into, absorbed, (uint64_t)kind, now);
+}
+
+/* Join queued @b onto queued @a (contiguous); @b goes back to the host. */
+static void elv_merge_requests(struct elv_queue *q, struct elv_request *a, struct elv_request *b,
+			       uint64_t now)
+{
+	if (q->cfg.merge)
+		q->cfg.merge(q->cfg.ctx, a, b, ELV_MERGE_REQ);
+	if (q->policy->merged)
+		q->policy->merged(q, a, ELV_MERGE_REQ, b);
+	elv_hash_del(&q->hash, b);
+	elv_hash_del(&q->hash, a);
+	a->nr_sectors += b->nr_sectors;
+	elv_hash_add(&q->hash, a);
+	q->policy->remove(q, b);
+	q->nr_queued--;
+	elv_count_merge(q, a, b, ELV_MERGE_REQ, now);
+	elv_rq_release(q, b);
+}
+
+static void elv_back_merge(struct elv_queue *q, struct elv_request *prev, struct elv_request *rq,
+			   uint64_t now)
+{
+	struct elv_request *next;
+
+	if (q->cfg.merge)
+		q->cfg.merge(q->cfg.ctx, prev, rq, ELV_MERGE_BACK);
+	elv_hash_del(&q->hash, prev);
+	prev->nr_sectors += rq->nr_sectors;
+	elv_hash_add(&q->hash, prev);
+	if (q->policy->merged)
+		q->policy->merged(q, prev, ELV_MERGE_BACK, NULL);
+	elv_count_merge(q, prev, rq, ELV_MERGE_BACK, now);
+	next = elv_find_front(q, prev, ELV_MERGE_REQ);
+	if (next)
+		elv_merge_requests(q, prev, next, now);
+}
+
+static void elv_front_merge(struct elv_queue *q, struct elv_request *next, struct elv_request *rq,
+			    uint64_t now)
+{
+	struct elv_request *prev;
+
+	if (q->cfg.merge)
+		q->cfg.merge(q->cfg.ctx, next, rq, ELV_MERGE_FRONT);
+	next->sector = rq->sector;
+	next->nr_sectors += rq->nr_sectors; /* end unchanged: hash entry stays valid */
+	if (q->policy->merged)
+		q->policy->merged(q, next, ELV_MERGE_FRONT, NULL);
+	elv_count_merge(q, next, rq, ELV_MERGE_FRONT, now);
+	prev = elv_find_back(q, next, ELV_MERGE_REQ);
+	if (prev)
+		elv_merge_requests(q, prev, next, now);
+}
+
+/* Try to merge new request @rq into a queued one. 1 when it was absorbed, else 0. */
+int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	struct elv_request *c;
+
+	if (q->cfg.no_merges || !elv_rq_mergeable(rq))
+		return 0;
+	c = elv_find_back(q, rq, ELV_MERGE_BACK);
+	if (c) {
+		elv_back_merge(q, c, rq, now);
+		return 1;
+	}
+	c = elv_find_front(q, rq, ELV_MERGE_FRONT);
+	if (c) {
+		elv_front_merge(q, c, rq, now);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,581 @@
+/*
+ * The queue: request lifecycle, validation, barriers, requeues, streams, stats and tracing.
+ * Policies only order requests; everything that must hold whatever the policy lives here.
+ *
+ * Memory layout inside the host's buffer: [struct elv_queue][hash buckets][policy state].
+ */
+#include <string.h>
+
+#include "elv_internal.h"
+
+#define ELV_ALIGN8(x) (((x) + 7u) & ~(size_t)7u)
+#define ELV_DEFAULT_NR_REQUESTS 128u
+#define ELV_RQ_FLAGS_ALL 0x3fu
+
+/* ---- small helpers ------------------------------------------------------------------- */
+
+void elv_trace(struct elv_queue *q, uint8_t type, const struct elv_request *rq,
+	       const struct elv_request *other, uint64_t arg, uint64_t now)
+{
+	struct elv_trace_event ev;
+
+	if (!q->cfg.trace)
+		return;
+	ev.now = now;
+	ev.arg = arg;
+	ev.rq = rq;
+	ev.other = other;
+	ev.type = type;
+	q->cfg.trace(q->cfg.ctx, &ev);
+}
+
+uint8_t elv_rq_prio(const struct elv_request *rq)
+{
+	if (ELV_PRIO_CLASS(rq->ioprio) != ELV_PRIO_NONE)
+		return rq->ioprio;
+	if (rq->stream && ELV_PRIO_CLASS(rq->stream->ioprio) != ELV_PRIO_NONE)
+		return rq->stream->ioprio;
+	return ELV_PRIO(ELV_PRIO_BE, ELV_PRIO_DEFAULT_LEVEL);
+}
+
+/* The request leaves the library: the host owns it again. */
+void elv_rq_release(struct elv_queue *q, struct elv_request *rq)
+{
+	(void)q;
+	if (rq->stream)
+		rq->stream->nr_rq--;
+	rq->state = ELV_RQ_IDLE;
+	rq->hnext = NULL;
+	elv_list_init(&rq->fifo);
+}
+
+static size_t elv_header_size(const struct elv_config *cfg)
+{
+	uint32_t nr = cfg && cfg->nr_requests ? cfg->nr_requests : ELV_DEFAULT_NR_REQUESTS;
+
+	return ELV_ALIGN8(sizeof(struct elv_queue)) +
+	       ELV_ALIGN8((size_t)elv_hash_buckets_for(nr) * sizeof(struct elv_request *));
+}
+
+static int elv_policy_ok(const struct elv_policy *p)
+{
+	return p && p->abi == ELV_POLICY_ABI &&
+	       p->struct_size >= offsetof(struct elv_policy, allow_merge) && p->name &&
+	       p->add && p->remove && p->dispatch && p->oldest &&
+	       (p->nr_tunables == 0 || p->tunables) && (p->nr_stats == 0 || p->stat_names);
+}
+
+/* ---- queue lifecycle ----------------------------------------------------------------- */
+
+size_t elv_queue_size(const struct elv_policy *p, const struct elv_config *cfg)
+{
+	size_t data = 0;
+	const struct elv_policy *b;
+	unsigned i;
+
+	if (p) {
+		if (!elv_policy_ok(p))
+			return 0;
+		data = p->data_size;
+	} else {
+		for (i = 0; (b = elv_policy_at(i)) != NULL; i++)
+			if (b->data_size > data)
+				data = b->data_size;
+	}
+	return elv_header_size(cfg) + ELV_ALIGN8(data);
+}
+
+/* Give the policy fresh state: zeroed, tunables at their defaults, then its init hook. */
+static void elv_policy_start(struct elv_queue *q, const struct elv_policy *p)
+{
+	q->policy = p;
+	memset(q->data, 0, p->data_size);
+	elv_tunables_reset(q->data, p->tunables, p->nr_tunables);
+	if (p->init)
+		p->init(q);
+}
+
+int elv_queue_init(struct elv_queue **out, void *mem, size_t len, const struct elv_policy *p,
+		   const struct elv_config *cfg)
+{
+	struct elv_queue *q;
+	size_t hdr;
+	uint32_t nr;
+
+	if (!out || !mem || ((uintptr_t)mem & 7u) || !elv_policy_ok(p))
+		return ELV_EINVAL;
+	if (cfg && (cfg->no_merges > 1 || cfg->reserved8[0] || cfg->reserved8[1] ||
+		    cfg->reserved8[2] || cfg->dev.rotational > 1 || cfg->dev.zoned > 1))
+		return ELV_EINVAL;
+	if (len < elv_queue_size(p, cfg))
+		return ELV_ENOSPC;
+	hdr = elv_header_size(cfg);
+	q = mem;
+	memset(q, 0, sizeof(*q));
+	if (cfg)
+		q->cfg = *cfg;
+	if (!q->cfg.nr_requests)
+		q->cfg.nr_requests = ELV_DEFAULT_NR_REQUESTS;
+	nr = elv_hash_buckets_for(q->cfg.nr_requests);
+	elv_hash_init(&q->hash,
+		      (struct elv_request **)(void *)((char *)mem +
+						      ELV_ALIGN8(sizeof(struct elv_queue))),
+		      nr);
+	q->mem_len = len;
+	q->data = (char *)mem + hdr;
+	q->data_room = len - hdr;
+	elv_list_init(&q->requeue);
+	elv_list_init(&q->held);
+	elv_list_init(&q->streams);
+	elv_policy_start(q, p);
+	*out = q;
+	return 0;
+}
+
+int elv_queue_exit(struct elv_queue *q)
+{
+	if (!q)
+		return ELV_EINVAL;
+	if (q->nr_queued || q->nr_held || q->nr_requeued || q->nr_in_flight ||
+	    !elv_list_empty(&q->streams))
+		return ELV_EBUSY;
+	if (q->idling)
+		elv_idle_stop(q, q->idle_since);
+	q->policy = NULL;
+	return 0;
+}
+
+const struct elv_policy *elv_queue_policy(const struct elv_queue *q)
+{
+	return q ? q->policy : NULL;
+}
+
+void *elv_queue_data(const struct elv_queue *q)
+{
+	return q->data;
+}
+
+const struct elv_config *elv_queue_config(const struct elv_queue *q)
+{
+	return &q->cfg;
+}
+
+uint32_t elv_queue_nr_queued(const struct elv_queue *q)
+{
+	return q->nr_queued;
+}
+
+uint32_t elv_queue_nr_in_flight(const struct elv_queue *q)
+{
+	return q->nr_in_flight;
+}
+
+/* ---- streams ------------------------------------------------------------------------- */
+
+static int elv_stream_of(const struct elv_queue *q, const struct elv_stream *s)
+{
+	return (s->flags & ELV_STREAM_REGISTERED) && s->q == q;
+}
+
+static int elv_prio_ok(uint8_t p)
+{
+	return p < 32u; /* class in bits 3-4, level in bits 0-2 */
+}
+
+int elv_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now)
+{
+	if (!q || !s || !elv_prio_ok(s->ioprio))
+		return ELV_EINVAL;
+	if (s->flags & ELV_STREAM_REGISTERED)
+		return ELV_EBUSY; /* registered here or with another queue */
+	s->flags = ELV_STREAM_REGISTERED;
+	s->pad = 0;
+	s->nr_rq = 0;
+	s->q = q;
+	memset(&s->priv, 0, sizeof(s->priv));
+	elv_list_add_tail(&q->streams, &s->link);
+	if (q->policy->stream_init)
+		q->policy->stream_init(q, s, now);
+	return 0;
+}
+
+int elv_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t now)
+{
+	if (!q || !s || !elv_stream_of(q, s))
+		return ELV_EINVAL;
+	if (s->nr_rq)
+		return ELV_EBUSY;
+	if (q->policy->stream_exit)
+		q->policy->stream_exit(q, s, now);
+	elv_list_del(&s->link);
+	s->flags = 0;
+	s->q = NULL;
+	return 0;
+}
+
+int elv_stream_set_prio(struct elv_queue *q, struct elv_stream *s, uint8_t ioprio)
+{
+	if (!q || !s || !elv_stream_of(q, s) || !elv_prio_ok(ioprio))
+		return ELV_EINVAL;
+	s->ioprio = ioprio;
+	return 0;
+}
+
+/* ---- adding -------------------------------------------------------------------------- */
+
+static int elv_add_check(const struct elv_queue *q, const struct elv_request *rq)
+{
+	if (rq->state != ELV_RQ_IDLE)
+		return rq->state <= ELV_RQ_DISPATCHED ? ELV_EBUSY : ELV_EINVAL;
+	if (rq->op > ELV_OP_FLUSH || (rq->flags & ~ELV_RQ_FLAGS_ALL) || !elv_prio_ok(rq->ioprio))
+		return ELV_EINVAL;
+	if (rq->nr_sectors == 0 && rq->op != ELV_OP_FLUSH)
+		return ELV_EINVAL;
+	if (rq->nr_sectors > UINT64_MAX - rq->sector)
+		return ELV_EOVERFLOW;
+	if (rq->stream && !elv_stream_of(q, rq->stream))
+		return ELV_EINVAL;
+	return 0;
+}
+
+/* Hand a request to the policy (new, released from behind a barrier, or switched over). */
+static void elv_policy_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	rq->state = ELV_RQ_QUEUED;
+	rq->hnext = NULL;
+	if (elv_rq_mergeable(rq))
+		elv_hash_add(&q->hash, rq);
+	q->nr_queued++;
+	q->policy->add(q, rq, now);
+}
+
+static void elv_policy_remove(struct elv_queue *q, struct elv_request *rq)
+{
+	q->policy->remove(q, rq);
+	if (elv_rq_mergeable(rq))
+		elv_hash_del(&q->hash, rq);
+	q->nr_queued--;
+}
+
+int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	int err;
+
+	if (!q || !rq)
+		return ELV_EINVAL;
+	err = elv_add_check(q, rq);
+	if (err)
+		return err;
+	rq->time = now;
+	rq->seq = q->seq++;
+	q->stats.added++;
+	if (rq->stream)
+		rq->stream->nr_rq++;
+	elv_trace(q, ELV_TRACE_INSERT, rq, NULL, 0, now);
+	if ((rq->flags & ELV_RQ_BARRIER) || q->nr_held) {
+		/* Ordered: wait on the held list until everything before it has gone. */
+		rq->state = ELV_RQ_HELD;
+		elv_list_add_tail(&q->held, &rq->fifo);
+		q->nr_held++;
+		q->nr_barriers += (rq->flags & ELV_RQ_BARRIER) ? 1u : 0u;
+		q->stats.queued++;
+		return 0;
+	}
+	if (elv_try_merge_on_add(q, rq, now)) {
+		elv_rq_release(q, rq);
+		return 1;
+	}
+	q->stats.queued++;
+	elv_policy_add(q, rq, now);
+	return 0;
+}
+
+/* The head barrier left: let the requests behind it, up to the next barrier, reach the policy. */
+static void elv_release_held(struct elv_queue *q, uint64_t now)
+{
+	struct elv_request *rq;
+
+	while ((rq = elv_list_first_rq(&q->held)) && !(rq->flags & ELV_RQ_BARRIER)) {
+		elv_list_del(&rq->fifo);
+		q->nr_held--;
+		if (elv_try_merge_on_add(q, rq, now)) {
+			q->stats.queued--;
+			elv_rq_release(q, rq);
+			continue;
+		}
+		elv_policy_add(q, rq, now);
+	}
+}
+
+/* ---- dispatch and completion --------------------------------------------------------- */
+
+static struct elv_request *elv_pick(struct elv_queue *q, uint64_t now, int force)
+{
+	struct elv_request *rq;
+
+	rq = elv_list_first_rq(&q->requeue);
+	if (rq) {
+		elv_list_del(&rq->fifo);
+		q->nr_requeued--;
+		return rq;
+	}
+	if (q->nr_queued) {
+		/* A waiting barrier must not be held up by idling. */
+		rq = q->policy->dispatch(q, now, force || q->nr_held);
+		if (rq) {
+			if (elv_rq_mergeable(rq))
+				elv_hash_del(&q->hash, rq);
+			q->nr_queued--;
+		}
+		return rq;
+	}
+	rq = elv_list_first_rq(&q->held);
+	if (rq) {
+		/* The policy is empty: the barrier at the head may go, then what follows it. */
+		elv_list_del(&rq->fifo);
+		q->nr_held--;
+		q->nr_barriers--;
+		elv_release_held(q, now);
+	}
+	return rq;
+}
+
+int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out)
+{
+	struct elv_request *rq;
+
+	if (!q || !out || (flags & ~(unsigned)ELV_DISPATCH_FORCE))
+		return ELV_EINVAL;
+	rq = elv_pick(q, now, (flags & ELV_DISPATCH_FORCE) != 0);
+	if (!rq)
+		return ELV_EAGAIN;
+	rq->state = ELV_RQ_DISPATCHED;
+	q->nr_in_flight++;
+	q->stats.queued--;
+	q->stats.in_flight++;
+	q->stats.dispatched[elv_rq_dir(rq)]++;
+	elv_trace(q, ELV_TRACE_DISPATCH, rq, NULL, 0, now);
+	*out = rq;
+	return 0;
+}
+
+uint64_t elv_next_event(const struct elv_queue *q)
+{
+	if (!q || !q->policy->next_event)
+		return ELV_TIME_NEVER;
+	return q->policy->next_event(q);
+}
+
+int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	if (!q || !rq || rq->state != ELV_RQ_DISPATCHED || !q->nr_in_flight)
+		return ELV_EINVAL;
+	q->nr_in_flight--;
+	q->stats.in_flight--;
+	q->stats.completed++;
+	if (q->policy->complete)
+		q->policy->complete(q, rq, now);
+	elv_trace(q, ELV_TRACE_COMPLETE, rq, NULL, 0, now);
+	elv_rq_release(q, rq);
+	return 0;
+}
+
+int elv_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	if (!q || !rq || rq->state != ELV_RQ_DISPATCHED || !q->nr_in_flight)
+		return ELV_EINVAL;
+	q->nr_in_flight--;
+	q->stats.in_flight--;
+	q->stats.queued++;
+	q->stats.requeued++;
+	if (q->policy->requeue)
+		q->policy->requeue(q, rq, now);
+	rq->state = ELV_RQ_REQUEUED;
+	elv_list_add_head(&q->requeue, &rq->fifo);
+	q->nr_requeued++;
+	elv_trace(q, ELV_TRACE_REQUEUE, rq, NULL, 0, now);
+	return 0;
+}
+
+/* ---- cancel, drain, switch ----------------------------------------------------------- */
+
+/* Unlink a request that is held, requeued or queued; it is not yet released. */
+static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
+{
+	int head_barrier;
+
+	switch (rq->state) {
+	case ELV_RQ_QUEUED:
+		elv_policy_remove(q, rq);
+		break;
+	case ELV_RQ_REQUEUED:
+		elv_list_del(&rq->fifo);
+		q->nr_requeued--;
+		break;
+	default: /* ELV_RQ_HELD */
+		head_barrier = elv_list_first_rq(&q->held) == rq;
+		elv_list_del(&rq->fifo);
+		q->nr_held--;
+		if (rq->flags & ELV_RQ_BARRIER) {
+			q->nr_barriers--;
+			/* Nothing orders the requests behind a cancelled head barrier any more. */
+			if (head_barrier)
+				elv_release_held(q, rq->time);
+		}
+		break;
+	}
+	q->stats.queued--;
+}
+
+int elv_cancel(struct elv_queue *q, struct elv_request *rq)
+{
+	if (!q || !rq)
+		return ELV_EINVAL;
+	if (rq->state != ELV_RQ_QUEUED && rq->state != ELV_RQ_HELD &&
+	    rq->state != ELV_RQ_REQUEUED)
+		return ELV_EINVAL;
+	if (rq->stream && rq->stream->q != q)
+		return ELV_EINVAL;
+	elv_unlink_pending(q, rq);
+	q->stats.cancelled++;
+	elv_trace(q, ELV_TRACE_CANCEL, rq, NULL, 0, rq->time);
+	elv_rq_release(q, rq);
+	return 0;
+}
+
+/* Take every request from the policy, oldest first, onto @list (through the FIFO link). */
+static void elv_policy_take_all(struct elv_queue *q, struct elv_list *list)
+{
+	struct elv_request *rq;
+
+	while (q->nr_queued && (rq = q->policy->oldest(q)) != NULL) {
+		elv_policy_remove(q, rq);
+		elv_list_add_tail(list, &rq->fifo);
+	}
+}
+
+static void elv_drain_list(struct elv_queue *q, struct elv_list *list, elv_drain_fn fn,
+			   void *arg, int *n)
+{
+	struct elv_request *rq;
+
+	while ((rq = elv_list_first_rq(list)) != NULL) {
+		elv_list_del(&rq->fifo);
+		q->stats.queued--;
+		q->stats.cancelled++;
+		elv_trace(q, ELV_TRACE_CANCEL, rq, NULL, 0, rq->time);
+		elv_rq_release(q, rq);
+		fn(arg, rq);
+		(*n)++;
+	}
+}
+
+int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg)
+{
+	struct elv_list tmp;
+	int n = 0;
+
+	if (!q || !fn)
+		return ELV_EINVAL;
+	elv_list_init(&tmp);
+	q->nr_requeued = 0;
+	elv_drain_list(q, &q->requeue, fn, arg, &n);
+	elv_policy_take_all(q, &tmp);
+	elv_drain_list(q, &tmp, fn, arg, &n);
+	q->nr_held = 0;
+	q->nr_barriers = 0;
+	elv_drain_list(q, &q->held, fn, arg, &n);
+	if (q->idling)
+		elv_idle_stop(q, q->idle_since);
+	return n;
+}
+
+int elv_switch(struct elv_queue *q, const struct elv_policy *p, uint64_t now)
+{
+	struct elv_list tmp;
+	struct elv_list *l;
+	struct elv_request *rq;
+
+	if (!q || !elv_policy_ok(p))
+		return ELV_EINVAL;
+	if (ELV_ALIGN8(p->data_size) > q->data_room)
+		return ELV_ENOSPC;
+	elv_list_init(&tmp);
+	elv_policy_take_all(q, &tmp);
+	if (q->idling)
+		elv_idle_stop(q, now);
+	for (l = q->streams.next; l != &q->streams; l = l->next)
+		if (q->policy->stream_exit)
+			q->policy->stream_exit(q, elv_container_of(l, struct elv_stream, link),
+					       now);
+	elv_policy_start(q, p);
+	for (l = q->streams.next; l != &q->streams; l = l->next) {
+		struct elv_stream *s = elv_container_of(l, struct elv_stream, link);
+
+		memset(&s->priv, 0, sizeof(s->priv));
+		if (p->stream_init)
+			p->stream_init(q, s, now);
+	}
+	while ((rq = elv_list_first_rq(&tmp)) != NULL) {
+		elv_list_del(&rq->fifo);
+		elv_policy_add(q, rq, now);
+	}
+	return 0;
+}
+
+/* ---- stats and idling ---------------------------------------------------------------- */
+
+int elv_stats(const struct elv_queue *q, struct elv_stats *st)
+{
+	if (!q || !st)
+		return ELV_EINVAL;
+	*st = q->stats;
+	return 0;
+}
+
+int elv_policy_stat(const struct elv_queue *q, unsigned i, const char **name, uint64_t *value)
+{
+	uint64_t vals[32];
+
+	if (!q || !name || !value)
+		return ELV_EINVAL;
+	if (i >= q->policy->nr_stats || !q->policy->stats || q->policy->nr_stats > 32)
+		return ELV_ENOENT;
+	q->policy->stats(q, vals);
+	*name = q->policy->stat_names[i];
+	*value = vals[i];
+	return 0;
+}
+
+void elv_note_expired(struct elv_queue *q, const struct elv_request *rq, uint64_t now)
+{
+	q->stats.expired++;
+	elv_trace(q, ELV_TRACE_EXPIRE, rq, NULL, 0, now);
+}
+
+void elv_idle_start(struct elv_queue *q, uint64_t now)
+{
+	if (q->idling)
+		return;
+	q->idling = 1;
+	q->idle_since = now;
+	q->stats.idle_count++;
+	elv_trace(q, ELV_TRACE_IDLE_START, NULL, NULL, 0, now);
+}
+
+void elv_idle_stop(struct elv_queue *q, uint64_t now)
+{
+	uint64_t d;
+
+	if (!q->idling)
+		return;
+	q->idling = 0;
+	d = now > q->idle_since ? now - q->idle_since : 0;
+	q->stats.idle_ns += d;
+	elv_trace(q, ELV_TRACE_IDLE_STOP, NULL, NULL, d, now);
+}
+
+int elv_is_idling(const struct elv_queue *q)
+{
+	return q->idling;
+}

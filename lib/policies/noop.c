@@ -1,0 +1,110 @@
+/*
+ * noop: one FIFO, dispatch in arrival order. Merges still happen: back merges through the
+ * core's hash, front merges against the most recently added request (the one-request cache
+ * that catches a stream written backwards). For devices that reorder by themselves.
+ */
+#include "../core/elv_internal.h"
+
+struct noop_data {
+	struct elv_list fifo;
+	uint32_t nr;
+};
+
+static struct noop_data *noop_of(const struct elv_queue *q)
+{
+	return elv_queue_data(q);
+}
+
+static void noop_init(struct elv_queue *q)
+{
+	elv_list_init(&noop_of(q)->fifo);
+}
+
+static void noop_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	struct noop_data *d = noop_of(q);
+
+	(void)now;
+	elv_fifo_insert_sorted(&d->fifo, rq);
+	d->nr++;
+}
+
+static void noop_remove(struct elv_queue *q, struct elv_request *rq)
+{
+	elv_list_del(&rq->fifo);
+	noop_of(q)->nr--;
+}
+
+static struct elv_request *noop_find_start(struct elv_queue *q, uint64_t sector, uint8_t op)
+{
+	struct noop_data *d = noop_of(q);
+	struct elv_request *last;
+
+	if (elv_list_empty(&d->fifo))
+		return NULL;
+	last = elv_list_rq(d->fifo.prev);
+	return last->sector == sector && last->op == op ? last : NULL;
+}
+
+static struct elv_request *noop_oldest(struct elv_queue *q)
+{
+	return elv_list_first_rq(&noop_of(q)->fifo);
+}
+
+static struct elv_request *noop_dispatch(struct elv_queue *q, uint64_t now, int force)
+{
+	struct elv_request *rq = noop_oldest(q);
+
+	(void)now;
+	(void)force;
+	if (rq)
+		noop_remove(q, rq);
+	return rq;
+}
+
+static void noop_merged(struct elv_queue *q, struct elv_request *rq, enum elv_merge_kind kind,
+			struct elv_request *next)
+{
+	(void)q;
+	/* The survivor takes the older request's place in line. */
+	if (kind == ELV_MERGE_REQ && elv_rq_seq_cmp(next, rq) < 0) {
+		elv_list_del(&rq->fifo);
+		elv_list_insert(&rq->fifo, &next->fifo, next->fifo.next);
+		rq->time = next->time;
+		rq->seq = next->seq;
+	}
+}
+
+static int noop_check(const struct elv_queue *q)
+{
+	const struct noop_data *d = noop_of(q);
+	const struct elv_list *l;
+	const struct elv_request *prev = NULL;
+	uint32_t n = 0;
+
+	for (l = d->fifo.next; l != &d->fifo; l = l->next) {
+		const struct elv_request *rq = elv_list_rq(l);
+
+		if (rq->state != ELV_RQ_QUEUED || (prev && elv_rq_seq_cmp(prev, rq) > 0))
+			return ELV_EINVAL;
+		prev = rq;
+		n++;
+	}
+	return n == d->nr && n == elv_queue_nr_queued(q) ? 0 : ELV_EINVAL;
+}
+
+const struct elv_policy elv_policy_noop = {
+	.abi = ELV_POLICY_ABI,
+	.struct_size = sizeof(struct elv_policy),
+	.name = "noop",
+	.desc = "FIFO order with merging; for devices that schedule themselves",
+	.data_size = sizeof(struct noop_data),
+	.init = noop_init,
+	.add = noop_add,
+	.remove = noop_remove,
+	.merged = noop_merged,
+	.find_start = noop_find_start,
+	.dispatch = noop_dispatch,
+	.oldest = noop_oldest,
+	.check = noop_check,
+};

@@ -1,0 +1,43 @@
+/* The built-in policies, looked up by name or index. */
+#include "../core/elv_internal.h"
+
+static const struct elv_policy *const elv_builtin[] = {
+	&elv_policy_noop,
+	&elv_policy_deadline,
+};
+
+#define ELV_NR_BUILTIN (sizeof(elv_builtin) / sizeof(elv_builtin[0]))
+
+const struct elv_policy *elv_policy_at(unsigned i)
+{
+	return i < ELV_NR_BUILTIN ? elv_builtin[i] : NULL;
+}
+
+const struct elv_policy *elv_policy_find(const char *name)
+{
+	unsigned i;
+
+	if (!name)
+		return NULL;
+	for (i = 0; i < ELV_NR_BUILTIN; i++)
+		if (elv__streq(elv_builtin[i]->name, name))
+			return elv_builtin[i];
+	return NULL;
+}
+
+const char *elv_policy_name(const struct elv_policy *p)
+{
+	return p ? p->name : "";
+}
+
+const char *elv_policy_description(const struct elv_policy *p)
+{
+	return p && p->desc ? p->desc : "";
+}
+
+const struct elv_tunable *elv_policy_tunables(const struct elv_policy *p, unsigned *nr)
+{
+	if (nr)
+		*nr = p ? p->nr_tunables : 0;
+	return p ? p->tunables : NULL;
+}
