@@ -81,6 +81,7 @@ static void elv_merge_requests(struct elv_queue *q, struct elv_request *a, struc
 	elv_hash_add(&q->hash, a);
 	q->policy->remove(q, b);
 	q->nr_queued--;
+	q->stats.queued--;
 	elv_count_merge(q, a, b, ELV_MERGE_REQ, now);
 	elv_rq_release(q, b);
 }
