@@ -1,0 +1,31 @@
+# Source lists of libelevator, relative to the repository root.
+#
+# Plain lists on purpose: firmware build systems (Zephyr, ESP-IDF, a vendor Makefile) read
+# them and make their own targets. lib/core and lib/policies need only
+#   cc -std=c11 -Iinclude -c <file>
+# Add one line per new file to the matching list.
+
+# Core: queue, primitives, tunables, version. No malloc, no clock, no global state.
+set(ELV_CORE_SOURCES
+	lib/core/avg.c
+	lib/core/check.c
+	lib/core/fifo.c
+	lib/core/hash.c
+	lib/core/hosted.c
+	lib/core/merge.c
+	lib/core/queue.c
+	lib/core/rbtree.c
+	lib/core/seek.c
+	lib/core/tunables.c
+	lib/core/version.c
+)
+
+# Built-in policies, one file each. Same rules as the core.
+set(ELV_POLICY_SOURCES
+	lib/policies/noop.c
+	lib/policies/registry.c
+)
+
+# The hosted simulator (libelevator-sim); may use malloc and stdio.
+set(ELV_SIM_SOURCES
+)
