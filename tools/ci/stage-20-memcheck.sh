@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole suite under valgrind memcheck: any error or definite/indirect leak fails.
+source "$(dirname "$0")/common.sh"
+command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
+ci_configure memcheck -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug \
+	-DELV_BUILD_EXAMPLES=OFF -DELV_BUILD_TOOLS=OFF
+ci_build memcheck
+status=0
+ci_ctest memcheck -T memcheck || status=$?
+
+# valgrind's --error-exitcode already fails a test with errors or leaks; the logs are
+# checked too, so that a test that ignores its exit path cannot hide a report.
+shopt -s nullglob
+logs=("$ELV_CI_DIR"/memcheck/Testing/Temporary/MemoryChecker.*.log)
+if [ "${#logs[@]}" -eq 0 ]; then
+	echo "memcheck: no valgrind logs were written" >&2
+	exit 1
+fi
+dirty=0
+for log in "${logs[@]}"; do
+	if grep -Eq 'ERROR SUMMARY: [1-9]|definitely lost: [1-9]|indirectly lost: [1-9]' "$log"; then
+		echo "---- $log"
+		cat "$log"
+		dirty=1
+	fi
+done
+echo "memcheck: ${#logs[@]} valgrind logs checked"
+[ "$status" -eq 0 ] && [ "$dirty" -eq 0 ]

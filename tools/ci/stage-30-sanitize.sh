@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# AddressSanitizer + UndefinedBehaviorSanitizer, no recovery: the suite and the examples.
+source "$(dirname "$0")/common.sh"
+ci_configure sanitize -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DELV_SANITIZE=ON \
+	-DELV_BUILD_TOOLS=OFF
+ci_build sanitize
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ci_ctest sanitize
+"$ELV_CI_DIR/sanitize/examples/driver-loop/driver-loop" >/dev/null
+echo "sanitize: driver-loop ran clean"
