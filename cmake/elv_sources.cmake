@@ -23,6 +23,7 @@ set(ELV_CORE_SOURCES
 # Built-in policies, one file each. Same rules as the core.
 set(ELV_POLICY_SOURCES
 	lib/policies/anticipatory.c
+	lib/policies/deadline.c
 	lib/policies/noop.c
 	lib/policies/registry.c
 )
