@@ -30,4 +30,9 @@ set(ELV_POLICY_SOURCES
 
 # The hosted simulator (libelevator-sim); may use malloc and stdio.
 set(ELV_SIM_SOURCES
+	lib/sim/trace_blkparse.c
+	lib/sim/trace_blktrace.c
+	lib/sim/trace_common.c
+	lib/sim/trace_fio.c
+	lib/sim/trace_msr.c
 )
