@@ -1,0 +1,535 @@
+/*
+ * elvbench: CPU cost per request of every policy at queue depths from 1 to 65536.
+ *
+ * Each case is a steady-state loop: keep `depth` requests queued, then repeatedly add one
+ * request, dispatch one and complete it. Time is virtual (the library never reads a clock);
+ * wall time is measured around the loop only. Two baselines written here, a FIFO list and the
+ * classic one-way elevator inserting into a sorted list ("disksort"), give ratios from one run.
+ *
+ *   elvbench [--quick] [--json FILE] [--policy P] [--runs N]
+ *   elvbench --instr ...      also count instructions per request under callgrind
+ *   elvbench --count CASE     run one case once (what --instr runs under callgrind)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "elevator/elevator.h"
+
+#include "bench_alloc.h"
+#include "bench_baseline.h"
+
+#define DEVICE_SECTORS (1ull << 31)
+
+struct bench_case {
+	const char *impl;    /* policy name or baseline name */
+	unsigned depth;
+	unsigned streams;
+	const char *pattern; /* "random", "sequential", "prio" */
+};
+
+struct bench_result {
+	double ns_per_req;
+	double instr_per_req; /* < 0: not measured */
+	double mean_seek;
+	uint64_t allocs;
+	size_t queue_bytes;
+};
+
+struct io {
+	struct elv_request rq;
+	struct bnode bn; /* baseline links */
+	unsigned stream;
+};
+
+struct bench_state {
+	const struct bench_case *c;
+	struct elv_queue *q;
+	struct io *ios;
+	struct io **free_ios;
+	unsigned nr_free;
+	struct elv_stream *streams;
+	uint64_t *stream_next; /* next sector of each stream (sequential pattern) */
+	uint64_t rng;
+	uint64_t now;
+	uint64_t head;
+	uint64_t seek_sum;
+	uint64_t nr_seeks;
+	struct baseline base;
+	int is_baseline;
+	int seq_pattern;
+	int prio_pattern;
+};
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static void fill_request(struct bench_state *b, struct io *io)
+{
+	const struct bench_case *c = b->c;
+	unsigned s = c->streams ? (unsigned)(rng_next(&b->rng) % c->streams) : 0;
+
+	elv_request_init(&io->rq);
+	io->stream = s;
+	io->rq.nr_sectors = 8;
+	io->rq.op = ELV_OP_READ;
+	if (b->seq_pattern) {
+		io->rq.sector = b->stream_next[s];
+		b->stream_next[s] += 8;
+		io->rq.op = ELV_OP_WRITE;
+	} else {
+		io->rq.sector = (rng_next(&b->rng) % (DEVICE_SECTORS - 8)) & ~7ull;
+		if (rng_next(&b->rng) & 1)
+			io->rq.op = ELV_OP_WRITE;
+	}
+	if (b->prio_pattern)
+		io->rq.ioprio = ELV_PRIO(1 + rng_next(&b->rng) % 3, 4);
+	if (c->streams && b->streams)
+		io->rq.stream = &b->streams[s];
+	if (io->rq.op == ELV_OP_WRITE && c->streams)
+		io->rq.flags = ELV_RQ_SYNC;
+}
+
+static struct io *get_io(struct bench_state *b)
+{
+	return b->nr_free ? b->free_ios[--b->nr_free] : NULL;
+}
+
+static void put_io(struct bench_state *b, struct io *io)
+{
+	b->free_ios[b->nr_free++] = io;
+}
+
+static void note_seek(struct bench_state *b, const struct elv_request *rq)
+{
+	uint64_t d = rq->sector > b->head ? rq->sector - b->head : b->head - rq->sector;
+
+	b->seek_sum += d;
+	b->nr_seeks++;
+	b->head = rq->sector + rq->nr_sectors;
+}
+
+static void on_merge(void *ctx, struct elv_request *into, struct elv_request *absorbed,
+		     enum elv_merge_kind kind)
+{
+	struct bench_state *b = ctx;
+
+	(void)into;
+	(void)kind;
+	put_io(b, elv_container_of(absorbed, struct io, rq));
+}
+
+/* Dispatch and complete one request; idle policies are moved on by virtual time. */
+static void serve_one(struct bench_state *b)
+{
+	struct elv_request *rq;
+	int tries;
+
+	for (tries = 0; tries < 4; tries++) {
+		if (elv_dispatch(b->q, b->now, 0, &rq) == 0) {
+			note_seek(b, rq);
+			b->now += 100;
+			elv_complete(b->q, rq, b->now);
+			put_io(b, elv_container_of(rq, struct io, rq));
+			return;
+		}
+		uint64_t t = elv_next_event(b->q);
+
+		b->now = t != ELV_TIME_NEVER && t > b->now ? t : b->now + 1000;
+	}
+	if (elv_dispatch(b->q, b->now, ELV_DISPATCH_FORCE, &rq) == 0) {
+		note_seek(b, rq);
+		elv_complete(b->q, rq, b->now);
+		put_io(b, elv_container_of(rq, struct io, rq));
+	}
+}
+
+static void add_one(struct bench_state *b)
+{
+	struct io *io = get_io(b);
+
+	if (!io)
+		return;
+	fill_request(b, io);
+	b->now += 1000;
+	if (b->is_baseline) {
+		io->bn.sector = io->rq.sector;
+		baseline_add(&b->base, &io->bn);
+		return;
+	}
+	elv_add(b->q, &io->rq, b->now); /* if absorbed, the merge callback recycled it */
+}
+
+static unsigned queued(const struct bench_state *b)
+{
+	struct elv_stats st;
+
+	if (b->is_baseline)
+		return b->base.nr;
+	elv_stats(b->q, &st);
+	return st.queued;
+}
+
+static void serve(struct bench_state *b)
+{
+	struct bnode *n;
+
+	if (!b->is_baseline) {
+		serve_one(b);
+		return;
+	}
+	n = baseline_dispatch(&b->base);
+	if (n) {
+		struct io *io = elv_container_of(n, struct io, bn);
+
+		note_seek(b, &io->rq);
+		put_io(b, io);
+	}
+}
+
+/* The measured loop: a named function so callgrind can count just this. */
+static void __attribute__((noinline)) bench_loop(struct bench_state *b, unsigned ops)
+{
+	unsigned i;
+
+	for (i = 0; i < ops; i++) {
+		add_one(b);
+		while (queued(b) >= b->c->depth)
+			serve(b);
+	}
+}
+
+static int bench_setup(struct bench_state *b, const struct bench_case *c, void **mem)
+{
+	struct elv_config cfg;
+	size_t len, n = (size_t)c->depth + 2, i;
+	const struct elv_policy *p = NULL;
+
+	memset(b, 0, sizeof(*b));
+	b->c = c;
+	b->rng = 42;
+	b->seq_pattern = !strcmp(c->pattern, "sequential");
+	b->prio_pattern = !strcmp(c->pattern, "prio");
+	b->ios = calloc(n, sizeof(*b->ios));
+	b->free_ios = calloc(n, sizeof(*b->free_ios));
+	b->stream_next = calloc(c->streams ? c->streams : 1, sizeof(uint64_t));
+	if (!b->ios || !b->free_ios || !b->stream_next)
+		return -1;
+	for (i = 0; i < n; i++)
+		put_io(b, &b->ios[i]);
+	for (i = 0; i < (c->streams ? c->streams : 1); i++)
+		b->stream_next[i] = (uint64_t)i * (DEVICE_SECTORS / (c->streams ? c->streams : 1));
+	b->is_baseline = baseline_init(&b->base, c->impl) == 0;
+	if (b->is_baseline)
+		return 0;
+	p = elv_policy_find(c->impl);
+	if (!p)
+		return -1;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.nr_requests = c->depth;
+	cfg.dev.rotational = 1;
+	cfg.dev.max_sectors = 256;
+	cfg.merge = on_merge;
+	cfg.ctx = b;
+	len = elv_queue_size(p, &cfg);
+	*mem = aligned_alloc(64, (len + 63) & ~(size_t)63);
+	if (!*mem || elv_queue_init(&b->q, *mem, len, p, &cfg))
+		return -1;
+	if (c->streams) {
+		b->streams = calloc(c->streams, sizeof(*b->streams));
+		if (!b->streams)
+			return -1;
+		for (i = 0; i < c->streams; i++) {
+			b->streams[i].ioprio = ELV_PRIO(ELV_PRIO_BE, 4);
+			elv_stream_init(b->q, &b->streams[i], 0);
+		}
+	}
+	return 0;
+}
+
+static void bench_teardown(struct bench_state *b, void *mem)
+{
+	struct elv_request *rq;
+	unsigned i;
+
+	if (b->q) {
+		while (elv_dispatch(b->q, b->now, ELV_DISPATCH_FORCE, &rq) == 0)
+			elv_complete(b->q, rq, b->now);
+		for (i = 0; b->streams && i < b->c->streams; i++)
+			elv_stream_exit(b->q, &b->streams[i], b->now);
+		elv_queue_exit(b->q);
+	}
+	free(mem);
+	free(b->streams);
+	free(b->ios);
+	free(b->free_ios);
+	free(b->stream_next);
+}
+
+static unsigned ops_for(const struct bench_case *c, int quick)
+{
+	unsigned base = quick ? 20000 : 200000;
+
+	/* The sorted-list baseline is O(depth) per request: keep its runs short. */
+	if (strcmp(c->impl, "baseline-sorted-list") == 0 && c->depth > 64)
+		base = quick ? 2000 : 20000;
+	return base;
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* One timed run; fills ns per request, seek and allocation figures. */
+static int run_once(const struct bench_case *c, unsigned ops, int collect,
+		    struct bench_result *r)
+{
+	struct bench_state b;
+	void *mem = NULL;
+	double t0, t1;
+	uint64_t a0;
+
+	if (bench_setup(&b, c, &mem)) {
+		bench_teardown(&b, mem);
+		return -1;
+	}
+	/* Fill to depth first (not measured); merging patterns need more adds than depth. */
+	while (queued(&b) + 1 < c->depth && b.nr_free > 1)
+		add_one(&b);
+	b.seek_sum = 0;
+	b.nr_seeks = 0;
+	a0 = bench_alloc_count();
+	t0 = now_ns();
+	(void)collect;
+	bench_loop(&b, ops);
+	t1 = now_ns();
+	r->allocs = bench_alloc_count() - a0;
+	r->ns_per_req = (t1 - t0) / ops;
+	r->mean_seek = b.nr_seeks ? (double)b.seek_sum / (double)b.nr_seeks : 0;
+	r->queue_bytes = b.is_baseline ? 0 : elv_queue_size(elv_queue_policy(b.q), NULL);
+	bench_teardown(&b, mem);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Instructions the library (or baseline) spends: callgrind counts only inside the entry points
+ * named below, so the harness's own work (random numbers, bookkeeping) is excluded.
+ */
+static double collected_instr(const char *self, const struct bench_case *c, unsigned ops)
+{
+	char cmd[1024], line[512];
+	FILE *f;
+	double ir = -1;
+
+	snprintf(cmd, sizeof(cmd),
+		 "valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=/dev/null "
+		 "--toggle-collect=elv_add --toggle-collect=elv_dispatch "
+		 "--toggle-collect=elv_complete --toggle-collect=elv_next_event "
+		 "--toggle-collect=baseline_add --toggle-collect=baseline_dispatch "
+		 "%s --count %s %u %u %s %u 2>&1",
+		 self, c->impl, c->depth, c->streams, c->pattern, ops);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "Collected :");
+
+		if (p)
+			ir = strtod(p + 11, NULL);
+	}
+	if (pclose(f) != 0)
+		return -1;
+	return ir;
+}
+
+/* Per request in steady state: the difference of two run lengths cancels the fill phase. */
+static double count_instr(const char *self, const struct bench_case *c, unsigned ops)
+{
+	double a = collected_instr(self, c, ops), b = collected_instr(self, c, 2 * ops);
+
+	return a < 0 || b < 0 ? -1 : (b - a) / ops;
+}
+
+static const unsigned depths[] = { 1, 16, 64, 256, 512, 1024, 4096, 65536 };
+static const unsigned stream_counts[] = { 1, 64, 1024 };
+
+static unsigned build_cases(struct bench_case *out, const char *only, int quick)
+{
+	static const char *const impls[] = { "noop", "deadline", "anticipatory", "cfq",
+					     "baseline-fifo", "baseline-sorted-list" };
+	unsigned n = 0, i, d, s;
+
+	for (i = 0; i < sizeof(impls) / sizeof(impls[0]); i++) {
+		int per_stream = !strcmp(impls[i], "anticipatory") || !strcmp(impls[i], "cfq");
+
+		if (only && strcmp(only, impls[i]))
+			continue;
+		if (!strncmp(impls[i], "baseline", 8) ? 0 : !elv_policy_find(impls[i]))
+			continue;
+		for (d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
+			unsigned depth = depths[d];
+
+			if (quick && depth > 4096)
+				continue;
+			if (!strcmp(impls[i], "baseline-sorted-list") && depth > 4096)
+				continue;
+			if (per_stream) {
+				for (s = 0; s < 3; s++)
+					out[n++] = (struct bench_case){ impls[i], depth,
+									stream_counts[s],
+									"random" };
+			} else {
+				out[n++] = (struct bench_case){ impls[i], depth, 0, "random" };
+			}
+			if (!strncmp(impls[i], "baseline", 8))
+				continue;
+			out[n++] = (struct bench_case){ impls[i], depth, per_stream ? 64 : 16,
+							"sequential" };
+			if (!strcmp(impls[i], "deadline"))
+				out[n++] = (struct bench_case){ impls[i], depth, 0, "prio" };
+		}
+	}
+	return n;
+}
+
+static void print_json(FILE *f, const struct bench_case *c, const struct bench_result *r,
+		       unsigned n)
+{
+	unsigned i;
+
+	fprintf(f, "{\"sizeof_request\": %zu, \"sizeof_stream\": %zu, \"results\": [\n",
+		sizeof(struct elv_request), sizeof(struct elv_stream));
+	for (i = 0; i < n; i++) {
+		fprintf(f,
+			"  {\"impl\": \"%s\", \"depth\": %u, \"streams\": %u, \"pattern\": \"%s\", "
+			"\"ns_per_req\": %.1f, \"instr_per_req\": ",
+			c[i].impl, c[i].depth, c[i].streams, c[i].pattern, r[i].ns_per_req);
+		if (r[i].instr_per_req < 0)
+			fprintf(f, "null");
+		else
+			fprintf(f, "%.1f", r[i].instr_per_req);
+		fprintf(f,
+			", \"mean_seek_sectors\": %.0f, \"allocs\": %" PRIu64
+			", \"queue_bytes\": %zu}%s\n",
+			r[i].mean_seek, r[i].allocs, r[i].queue_bytes, i + 1 < n ? "," : "");
+	}
+	fprintf(f, "]}\n");
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: elvbench [--quick] [--instr] [--runs N] [--policy P] [--json FILE]\n"
+			"       elvbench --count IMPL DEPTH STREAMS PATTERN OPS\n");
+}
+
+static int count_mode(int argc, char **argv)
+{
+	struct bench_case c;
+	struct bench_result r;
+
+	if (argc != 7)
+		return 2;
+	c.impl = argv[2];
+	c.depth = (unsigned)strtoul(argv[3], NULL, 10);
+	c.streams = (unsigned)strtoul(argv[4], NULL, 10);
+	c.pattern = argv[5];
+	return run_once(&c, (unsigned)strtoul(argv[6], NULL, 10), 1, &r) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct bench_case cases[256];
+	static struct bench_result res[256];
+	const char *json = NULL, *only = NULL;
+	int quick = 0, instr = 0, runs = 5, i;
+	unsigned n, k;
+
+	if (argc > 1 && !strcmp(argv[1], "--count"))
+		return count_mode(argc, argv);
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick"))
+			quick = 1;
+		else if (!strcmp(argv[i], "--instr"))
+			instr = 1;
+		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
+			json = argv[++i];
+		else if (!strcmp(argv[i], "--policy") && i + 1 < argc)
+			only = argv[++i];
+		else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+			runs = atoi(argv[++i]);
+		else {
+			usage();
+			return 2;
+		}
+	}
+	if (runs < 1 || runs > 99) {
+		usage();
+		return 2;
+	}
+	if (quick)
+		runs = 3;
+	n = build_cases(cases, only, quick);
+	printf("%-22s %6s %7s %-10s %10s %10s %14s %6s\n", "impl", "depth", "streams", "pattern",
+	       "ns/req", "instr/req", "mean seek", "allocs");
+	for (k = 0; k < n; k++) {
+		double ns[99];
+		unsigned ops = ops_for(&cases[k], quick);
+
+		for (i = 0; i < runs; i++) {
+			if (run_once(&cases[k], ops, 0, &res[k])) {
+				fprintf(stderr, "elvbench: case %s failed\n", cases[k].impl);
+				return 1;
+			}
+			ns[i] = res[k].ns_per_req;
+		}
+		qsort(ns, (size_t)runs, sizeof(double), cmp_double);
+		res[k].ns_per_req = ns[runs / 2];
+		res[k].instr_per_req = instr ? count_instr(argv[0], &cases[k], ops / 4) : -1;
+		printf("%-22s %6u %7u %-10s %10.1f %10.1f %14.0f %6" PRIu64 "\n", cases[k].impl,
+		       cases[k].depth, cases[k].streams, cases[k].pattern, res[k].ns_per_req,
+		       res[k].instr_per_req, res[k].mean_seek, res[k].allocs);
+		fflush(stdout);
+	}
+	printf("sizeof(struct elv_request) = %zu, sizeof(struct elv_stream) = %zu\n",
+	       sizeof(struct elv_request), sizeof(struct elv_stream));
+	if (json) {
+		FILE *f = fopen(json, "w");
+
+		if (!f) {
+			fprintf(stderr, "elvbench: %s: %s\n", json, strerror(errno));
+			return 1;
+		}
+		print_json(f, cases, res, n);
+		fclose(f);
+	}
+	for (k = 0; k < n; k++)
+		if (res[k].allocs) {
+			fprintf(stderr, "elvbench: %s depth %u allocated on the hot path\n",
+				cases[k].impl, cases[k].depth);
+			return 1;
+		}
+	return 0;
+}
