@@ -35,4 +35,9 @@ set(ELV_SIM_SOURCES
 	lib/sim/trace_common.c
 	lib/sim/trace_fio.c
 	lib/sim/trace_msr.c
+	lib/sim/device.c
+	lib/sim/disk.c
+	lib/sim/flash.c
+	lib/sim/params.c
+	lib/sim/rng.c
 )

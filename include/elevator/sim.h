@@ -1,0 +1,459 @@
+/**
+ * @file sim.h
+ * @brief libelevator-sim: a deterministic discrete-event harness for scheduling research.
+ *
+ * The simulator drives a real struct elv_queue exactly as a host driver does (add, dispatch
+ * while the device has free slots, complete, requeue, a timer at elv_next_event()) against a
+ * device model (rotating disk, page-mapped SSD, log-block USB stick, null device) under
+ * closed-loop workload streams. Time is simulated in nanoseconds; the same seed gives the
+ * same results bit for bit. Hosted code: it uses malloc, stdio and libm.
+ */
+#ifndef ELEVATOR_SIM_H
+#define ELEVATOR_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "elevator/elevator.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * @defgroup elv_sim Research harness
+ * @{
+ */
+
+/* ---- random numbers ------------------------------------------------------------------ */
+
+/** @brief xoshiro256** generator state, seeded through splitmix64. */
+struct elv_sim_rng {
+	uint64_t s[4]; /**< State words; never all zero. */
+};
+
+/** @brief Seed a generator; equal seeds give equal sequences on every platform. */
+ELV_API void elv_sim_rng_seed(struct elv_sim_rng *r, uint64_t seed);
+/** @brief Next 64 random bits. */
+ELV_API uint64_t elv_sim_rng_next(struct elv_sim_rng *r);
+/** @brief Uniform integer in [0, n) without modulo bias (0 when @p n is 0). */
+ELV_API uint64_t elv_sim_rng_below(struct elv_sim_rng *r, uint64_t n);
+/** @brief Uniform double in [0, 1). */
+ELV_API double elv_sim_rng_unit(struct elv_sim_rng *r);
+/** @brief Exponentially distributed double with the given mean. */
+ELV_API double elv_sim_rng_exp(struct elv_sim_rng *r, double mean);
+
+/* ---- device parameters --------------------------------------------------------------- */
+
+/** @brief Most zones a disk parameter set may have. */
+#define ELV_SIM_MAX_ZONES 64
+/** @brief Most points of a tabulated seek curve. */
+#define ELV_SIM_MAX_SEEK_POINTS 32
+
+/** @brief Kinds of device model. */
+enum elv_sim_dev_kind {
+	ELV_SIM_DEV_NULL = 0, /**< Completes everything at once (pure CPU runs). */
+	ELV_SIM_DEV_DISK = 1, /**< Rotating disk. */
+	ELV_SIM_DEV_SSD = 2,  /**< Flash with a page-mapped FTL. */
+	ELV_SIM_DEV_USB = 3   /**< Flash stick with a log-block (hybrid) FTL. */
+};
+
+/** @brief Seek curve shapes of a disk. */
+enum elv_sim_seek_kind {
+	ELV_SIM_SEEK_TWO_PIECE = 0, /**< a + b*sqrt(d) below the boundary, c + e*d from it. */
+	ELV_SIM_SEEK_SQRT = 1,      /**< t1 + (full - t1) * sqrt(d / cylinders). */
+	ELV_SIM_SEEK_TABLE = 2      /**< Measured (distance, ms) points, linear in between. */
+};
+
+/** @brief Ordering the device applies to the commands it holds. */
+enum elv_sim_drive_sched {
+	ELV_SIM_DRIVE_FCFS = 0, /**< Arrival order. */
+	ELV_SIM_DRIVE_SSTF = 1, /**< Shortest seek (cylinder distance) first. */
+	ELV_SIM_DRIVE_SPTF = 2  /**< Shortest positioning time (seek + rotation) first. */
+};
+
+/** @brief One recording zone: a run of cylinders with the same sectors per track. */
+struct elv_sim_zone {
+	uint32_t cylinders; /**< Cylinders in the zone. */
+	uint32_t spt;       /**< Sectors per track. */
+};
+
+/** @brief Parameters of a rotating disk (times in ms unless named otherwise). */
+struct elv_sim_disk_params {
+	double rpm;                   /**< Spindle speed. */
+	uint32_t surfaces;            /**< Heads (tracks per cylinder). */
+	uint32_t nr_zones;            /**< Zones used in @c zones, outermost first. */
+	struct elv_sim_zone zones[ELV_SIM_MAX_ZONES]; /**< Zone table. */
+	uint32_t seek_kind;           /**< enum elv_sim_seek_kind. */
+	double seek_a, seek_b;        /**< Short-seek constant and sqrt multiplier. */
+	double seek_c, seek_e;        /**< Long-seek constant and per-cylinder multiplier. */
+	uint32_t seek_boundary;       /**< First distance (cylinders) on the linear piece. */
+	double seek_t1, seek_full;    /**< Single-cylinder and full-stroke time (SQRT kind). */
+	uint32_t nr_seek_points;      /**< Points used in the table (TABLE kind). */
+	uint32_t seek_dist[ELV_SIM_MAX_SEEK_POINTS]; /**< Table distances, increasing. */
+	double seek_ms[ELV_SIM_MAX_SEEK_POINTS];     /**< Table times. */
+	double head_switch;           /**< Head switch inside a cylinder. */
+	double cyl_switch;            /**< Switch to the next cylinder in a transfer. */
+	double write_settle;          /**< Extra settle time before writing. */
+	double ovh_read_miss;         /**< Command overhead of a read served by the media. */
+	double ovh_read_hit;          /**< Command overhead of a read served from the cache. */
+	double ovh_write;             /**< Command overhead of a write. */
+	double bus_per_sector;        /**< Interface time per sector (overlapped with media). */
+	uint32_t cache_segments;      /**< Read cache segments (0 disables the cache). */
+	uint32_t segment_sectors;     /**< Size of one segment. */
+	uint32_t readahead_max;       /**< Most sectors prefetched past a request. */
+};
+
+/** @brief Parameters of a flash device (times in microseconds). */
+struct elv_sim_flash_params {
+	uint32_t page_sectors;    /**< Flash page size in sectors. */
+	uint32_t pages_per_block; /**< Pages per erase block. */
+	uint32_t log_blocks;      /**< Open log blocks of the hybrid FTL (USB). */
+	uint32_t ways;            /**< Pages served in parallel inside one command (SSD). */
+	double spare;             /**< Over-provisioned fraction of physical blocks (SSD). */
+	double gc_free;           /**< Collect garbage below this fraction of free blocks (SSD). */
+	double read_us;           /**< Page read (array to register). */
+	double prog_us;           /**< Page program. */
+	double erase_us;          /**< Block erase. */
+	double xfer_us;           /**< Moving one page over the channel and interface. */
+	double cmd_us;            /**< Per-command overhead (protocol, firmware). */
+};
+
+/** @brief A complete device parameter set. Zero it, then fill or load it. */
+struct elv_sim_dev_params {
+	char name[48];            /**< Preset or file name, shown in reports. */
+	uint32_t kind;            /**< enum elv_sim_dev_kind. */
+	uint16_t queue_depth;     /**< Commands the device holds at once (0 means 1). */
+	uint8_t drive_sched;      /**< enum elv_sim_drive_sched. */
+	uint8_t zoned;            /**< Reported as a trait only. */
+	double ordered_tag_ms;    /**< Host sends an ordered tag this often (0: never). */
+	uint64_t capacity;        /**< Sectors; derived from the geometry for disks. */
+	struct elv_sim_disk_params disk;   /**< Disk parameters (kind DISK). */
+	struct elv_sim_flash_params flash; /**< Flash parameters (kinds SSD and USB). */
+};
+
+/**
+ * @brief Load a built-in parameter set.
+ * @param name "barracuda" (Seagate ST32171W, 1997 SCSI), "ide2003" (generic 2003 7200 rpm
+ *             IDE), "ssd", "usb-stick", "null"; see elv_sim_preset_at().
+ * @retval 0 found; ELV_ENOENT unknown name; ELV_EINVAL NULL argument.
+ */
+ELV_API int elv_sim_preset(const char *name, struct elv_sim_dev_params *p);
+/** @brief Name of the i-th preset, or NULL past the last. */
+ELV_API const char *elv_sim_preset_at(unsigned i);
+/** @brief One-line description of the i-th preset, or NULL past the last. */
+ELV_API const char *elv_sim_preset_desc(unsigned i);
+/**
+ * @brief Set one parameter by name ("rpm", "surfaces", "zones" = "cyl:spt,cyl:spt,...",
+ *        "seek" = "two-piece|sqrt|table", "seek_table" = "d:ms,d:ms,...", ...).
+ * @retval 0 set; ELV_ENOENT unknown key; ELV_EINVAL bad value.
+ */
+ELV_API int elv_sim_param_set(struct elv_sim_dev_params *p, const char *key, const char *val);
+/**
+ * @brief Load a parameter file: "key = value" lines, '#' comments; "preset = NAME" first
+ *        starts from a preset. Errors name the file, the line and the key.
+ * @retval 0 loaded; a negative ELV_E* code with @p err filled otherwise.
+ */
+ELV_API int elv_sim_param_load(const char *path, struct elv_sim_dev_params *p, char *err,
+			       size_t errlen);
+/** @brief Derive the capacity and check a parameter set; ELV_EINVAL when inconsistent. */
+ELV_API int elv_sim_param_finish(struct elv_sim_dev_params *p);
+/** @brief Device traits as a host would report them to elv_queue_init(). */
+ELV_API void elv_sim_dev_traits(const struct elv_sim_dev_params *p,
+				struct elv_device_traits *t);
+
+/* ---- device model -------------------------------------------------------------------- */
+
+/** @brief One command at the device. The host fills the first four fields. */
+struct elv_sim_io {
+	uint64_t sector;      /**< First sector. */
+	uint32_t nr_sectors;  /**< Length. */
+	uint8_t op;           /**< enum elv_op. */
+	uint8_t ordered;      /**< Set by the device: it carried an ordered tag. */
+	uint8_t cache_hit;    /**< Set by the device: served from the drive cache. */
+	uint8_t pad;          /**< Zero. */
+	void *ctx;            /**< Host pointer, untouched. */
+	uint64_t submit_ns;   /**< When the device received it. */
+	uint64_t start_ns;    /**< When the device started serving it. */
+	uint64_t done_ns;     /**< When it completes. */
+	uint64_t seq;         /**< Arrival number at the device. */
+	uint64_t seek_sectors; /**< Distance from the head's position (disks, media accesses). */
+	double seek_ms;       /**< Seek time paid (disks). */
+};
+
+/** @brief Counters of a device model. */
+struct elv_sim_dev_stats {
+	uint64_t commands;       /**< Commands completed. */
+	uint64_t busy_ns;        /**< Time spent serving commands. */
+	uint64_t media_accesses; /**< Disk commands that moved the arm or waited for the media. */
+	uint64_t cache_hits;     /**< Disk reads served from the cache. */
+	double seek_sectors;     /**< Sum of seek distances of media accesses. */
+	double seek_ms;          /**< Sum of seek times of media accesses. */
+	uint64_t full_merges;    /**< Flash: log-block full merges. */
+	uint64_t partial_merges; /**< Flash: log-block partial merges. */
+	uint64_t switch_merges;  /**< Flash: log-block switch merges. */
+	uint64_t gc_blocks;      /**< Flash: blocks reclaimed by garbage collection. */
+	uint64_t gc_copies;      /**< Flash: valid pages copied by garbage collection. */
+	uint64_t erases;         /**< Flash: block erases. */
+};
+
+struct elv_sim_dev;
+
+/** @brief Build a device (malloc). @retval 0, ELV_EINVAL or ELV_ENOMEM. */
+ELV_API int elv_sim_dev_create(struct elv_sim_dev **out, const struct elv_sim_dev_params *p);
+/** @brief Free a device. */
+ELV_API void elv_sim_dev_destroy(struct elv_sim_dev *d);
+/** @brief Free command slots now. */
+ELV_API unsigned elv_sim_dev_slots(const struct elv_sim_dev *d);
+/** @brief Hand a command to the device at @p now. @retval 0 or ELV_EBUSY when full. */
+ELV_API int elv_sim_dev_submit(struct elv_sim_dev *d, struct elv_sim_io *io, uint64_t now);
+/** @brief Time of the next completion, or ELV_TIME_NEVER. */
+ELV_API uint64_t elv_sim_dev_next(const struct elv_sim_dev *d);
+/** @brief Take the command completing at elv_sim_dev_next() (call with that time). */
+ELV_API struct elv_sim_io *elv_sim_dev_finish(struct elv_sim_dev *d, uint64_t now);
+/** @brief The device's counters. */
+ELV_API void elv_sim_dev_get_stats(const struct elv_sim_dev *d, struct elv_sim_dev_stats *st);
+/** @brief The parameters the device was built from (capacity derived). */
+ELV_API const struct elv_sim_dev_params *elv_sim_dev_params(const struct elv_sim_dev *d);
+
+/**
+ * @brief Disk arithmetic for tests and tools: seek time for a distance in cylinders (ms).
+ */
+ELV_API double elv_sim_disk_seek_ms(const struct elv_sim_disk_params *dp, uint32_t cylinders,
+				    uint64_t distance);
+/** @brief Cylinder, head and sector of a disk sector, and its zone's sectors per track. */
+ELV_API int elv_sim_disk_locate(const struct elv_sim_dev *d, uint64_t sector, uint32_t *cyl,
+				uint32_t *head, uint32_t *sect, uint32_t *spt);
+
+/* ---- workloads and runs -------------------------------------------------------------- */
+
+/** @brief Kinds of workload stream. */
+enum elv_sim_stream_kind {
+	ELV_SIM_SYNC_READER = 0, /**< Dependent synchronous reads, one at a time. */
+	ELV_SIM_STREAMER = 1,    /**< Sequential reader keeping a readahead window in flight. */
+	ELV_SIM_WRITER = 2,      /**< Buffered writer: asynchronous writes, bounded backlog. */
+	ELV_SIM_POSTMARK = 3,    /**< PostMark-like file mix over a FAT-like allocator. */
+	ELV_SIM_TREE_READER = 4, /**< Reads every file of a tree: directory, inode, data. */
+	ELV_SIM_FIXED_QD = 5     /**< Random reads keeping exactly @c depth in flight. */
+};
+
+/** @brief Access patterns of a synchronous reader. */
+enum elv_sim_pattern {
+	ELV_SIM_RANDOM = 0,     /**< Uniform over the region. */
+	ELV_SIM_SEQUENTIAL = 1, /**< Consecutive, wrapping at the region end. */
+	ELV_SIM_LOCALITY = 2    /**< Bursts of nearby reads, then a jump. */
+};
+
+/** @brief Description of one workload stream (zero fields take defaults). */
+struct elv_sim_stream_spec {
+	char name[32];          /**< Shown in reports. */
+	uint32_t kind;          /**< enum elv_sim_stream_kind. */
+	uint32_t pattern;       /**< enum elv_sim_pattern (readers). */
+	uint64_t region_start;  /**< First sector of the stream's area. */
+	uint64_t region_len;    /**< Sectors in the area. */
+	uint32_t rq_sectors;    /**< Request size. */
+	uint32_t depth;         /**< Requests in flight (streamer window, writer backlog). */
+	double think_ms;        /**< Mean think time between dependent requests. */
+	double burst_think_ms;  /**< Pause between locality bursts (LOCALITY). */
+	uint32_t burst;         /**< Reads per burst (LOCALITY). */
+	uint64_t count;         /**< Requests (readers), files (tree), transactions (postmark). */
+	uint64_t bytes;         /**< Bytes to move (streamer, writer); 0: until the run ends. */
+	uint8_t background;     /**< 1: the run does not wait for this stream to finish. */
+	uint8_t ioprio;         /**< ELV_PRIO(...) or 0. */
+	uint8_t exp_think;      /**< 1: think times are exponential, 0: fixed. */
+	uint8_t pad;            /**< Zero. */
+	uint32_t files;         /**< Initial files (postmark). */
+	uint32_t min_size;      /**< Smallest file in bytes (postmark). */
+	uint32_t max_size;      /**< Largest file in bytes (postmark). */
+	uint32_t files_per_dir; /**< Files per directory (tree). */
+	uint32_t mean_file_kb;  /**< Mean file size in KiB (tree). */
+};
+
+/** @brief Most streams in one run. */
+#define ELV_SIM_MAX_STREAMS 64
+/** @brief Most tunable overrides in one run. */
+#define ELV_SIM_MAX_SETS 16
+
+/** @brief A tunable override ("name", value). */
+struct elv_sim_set {
+	char name[32]; /**< Tunable name. */
+	int64_t value; /**< Value in the tunable's unit. */
+};
+
+/** @brief Open-loop record to replay (trace replay); same layout idea as the trace readers. */
+struct elv_sim_replay_rec {
+	uint64_t time_ns;    /**< Issue time. */
+	uint64_t sector;     /**< First sector. */
+	uint32_t nr_sectors; /**< Length. */
+	uint8_t op;          /**< enum elv_op. */
+	uint8_t sync;        /**< 1 when somebody waits for it. */
+	uint16_t pad;        /**< Zero. */
+	uint32_t pid;        /**< Issuer. */
+};
+
+/** @brief Everything one simulated run needs. */
+struct elv_sim_config {
+	struct elv_sim_dev_params dev;   /**< Device (finished parameters). */
+	const struct elv_policy *policy; /**< Host policy. */
+	uint64_t seed;                   /**< Random seed. */
+	uint32_t nr_streams;             /**< Streams used. */
+	struct elv_sim_stream_spec streams[ELV_SIM_MAX_STREAMS]; /**< Streams. */
+	uint32_t nr_sets;                /**< Tunable overrides used. */
+	struct elv_sim_set sets[ELV_SIM_MAX_SETS]; /**< Overrides, applied after init. */
+	uint32_t max_sectors;            /**< Largest merged request (0: 256 sectors). */
+	uint64_t time_limit_ns;          /**< Stop the run here (0: 1 simulated hour). */
+	const struct elv_sim_replay_rec *replay; /**< Records to replay, or NULL. */
+	size_t nr_replay;                /**< Records in @c replay. */
+	uint8_t closed_loop;             /**< Replay: per-pid dependencies with original gaps. */
+	void (*progress)(void *ctx, double fraction); /**< Optional progress report. */
+	void *progress_ctx;              /**< Passed to @c progress. */
+};
+
+/** @brief Latency summary in milliseconds. */
+struct elv_sim_lat {
+	uint64_t n;  /**< Samples. */
+	double p50;  /**< Median. */
+	double p99;  /**< 99th percentile. */
+	double max;  /**< Maximum. */
+	double mean; /**< Mean. */
+};
+
+/** @brief Per-stream results. */
+struct elv_sim_stream_result {
+	char name[32];         /**< Stream name. */
+	double done_s;         /**< Completion time of its last request (s). */
+	double mbps;           /**< Bytes moved / done_s, MB/s (1e6 bytes). */
+	uint64_t requests;     /**< Requests completed. */
+	uint64_t bytes;        /**< Bytes moved. */
+	struct elv_sim_lat read_lat;  /**< Read latency. */
+	struct elv_sim_lat write_lat; /**< Write latency. */
+};
+
+/** @brief Most policy counters kept in a result. */
+#define ELV_SIM_MAX_PSTATS 24
+
+/** @brief Results of one run. */
+struct elv_sim_result {
+	char policy[32];           /**< Policy name. */
+	int error;                 /**< 0, or the negative code that stopped the run. */
+	double makespan_s;         /**< Time until the last foreground stream finished. */
+	uint64_t requests;         /**< Requests completed (before merging). */
+	uint64_t dispatched;       /**< Requests sent to the device (after merging). */
+	double mean_seek_sectors;  /**< Mean seek distance of media accesses. */
+	double mean_seek_ms;       /**< Mean seek time of media accesses. */
+	double mean_queued;        /**< Mean requests held by the policy at each dispatch. */
+	struct elv_sim_lat read_lat;  /**< All reads. */
+	struct elv_sim_lat write_lat; /**< All writes. */
+	double read_mbps, write_mbps; /**< Over the makespan. */
+	double busy_s, idle_s;     /**< Device busy time; policy-injected idle time. */
+	uint64_t idle_count;       /**< Idle periods the policy started. */
+	uint64_t expired;          /**< Deadline-forced dispatches. */
+	struct elv_sim_dev_stats dev;  /**< Device counters. */
+	uint32_t nr_pstats;            /**< Policy counters used. */
+	char pstat_name[ELV_SIM_MAX_PSTATS][32]; /**< Their names. */
+	uint64_t pstat_value[ELV_SIM_MAX_PSTATS]; /**< Their values. */
+	uint32_t nr_streams;           /**< Streams reported. */
+	struct elv_sim_stream_result streams[ELV_SIM_MAX_STREAMS]; /**< Per stream. */
+	double *read_samples_ms;  /**< Sorted read latencies (malloc'ed; for CDF plots). */
+	size_t nr_read_samples;   /**< Entries in @c read_samples_ms. */
+};
+
+/**
+ * @brief Run one simulation.
+ * @retval 0 success (see also @c res->error); ELV_EINVAL bad configuration; ELV_ENOMEM.
+ */
+ELV_API int elv_sim_run(const struct elv_sim_config *cfg, struct elv_sim_result *res);
+/** @brief Free what a result holds (the sample array). */
+ELV_API void elv_sim_result_free(struct elv_sim_result *res);
+
+/* ---- scenarios and reports ----------------------------------------------------------- */
+
+/** @brief A published figure printed beside the simulated one. */
+struct elv_sim_published {
+	const char *what;  /**< What was measured. */
+	double value;      /**< The number. */
+	const char *unit;  /**< Its unit. */
+	const char *source; /**< Where it was published. */
+};
+
+/** @brief One point of the tcq-depth curve. */
+struct elv_sim_qd_point {
+	uint32_t qd;  /**< Commands outstanding at the drive. */
+	double iops;  /**< Completed reads per second. */
+};
+
+/** @brief Most points of a queue-depth curve. */
+#define ELV_SIM_MAX_QD 31
+
+/** @brief Results of one scenario under one policy. */
+struct elv_sim_scn_result {
+	struct elv_sim_result run;           /**< The run (for tcq-depth: the deepest point). */
+	uint32_t nr_curve;                   /**< Points in the curves (tcq-depth). */
+	struct elv_sim_qd_point curve[ELV_SIM_MAX_QD];      /**< With the device's own order. */
+	struct elv_sim_qd_point curve_fcfs[ELV_SIM_MAX_QD]; /**< Drive FCFS. */
+	struct elv_sim_qd_point curve_sstf[ELV_SIM_MAX_QD]; /**< Drive SSTF. */
+	struct elv_sim_qd_point curve_sptf[ELV_SIM_MAX_QD]; /**< Drive SPTF. */
+	double primary;                      /**< The scenario's headline metric. */
+};
+
+/** @brief A scenario's report across policies. */
+struct elv_sim_report {
+	const char *scenario;      /**< Scenario name. */
+	char device[48];           /**< Device parameter set name. */
+	uint64_t seed;             /**< Seed. */
+	unsigned nr;               /**< Policies run. */
+	struct elv_sim_scn_result *res; /**< One per policy (malloc'ed). */
+	const char *primary_name;  /**< What @c primary measures. */
+	int lower_is_better;       /**< Orientation of @c primary. */
+	double expect_qd1_iops;    /**< tcq-depth: QD1 iops the parameter sheet predicts. */
+};
+
+/** @brief Options of a scenario run. */
+struct elv_sim_scn_opts {
+	const struct elv_sim_dev_params *dev; /**< Device override, or NULL for the default. */
+	uint64_t seed;                        /**< Seed. */
+	uint32_t nr_sets;                     /**< Tunable overrides. */
+	struct elv_sim_set sets[ELV_SIM_MAX_SETS]; /**< Overrides. */
+	double scale;                         /**< Work scale factor (0 means 1). */
+	void (*progress)(void *ctx, double fraction); /**< Optional progress report. */
+	void *progress_ctx;                   /**< Passed to @c progress. */
+};
+
+/** @brief Number of built-in scenarios. */
+ELV_API unsigned elv_sim_scenario_count(void);
+/** @brief Name of scenario @p i, or NULL. */
+ELV_API const char *elv_sim_scenario_name(unsigned i);
+/** @brief One-line description of scenario @p i, or NULL. */
+ELV_API const char *elv_sim_scenario_desc(unsigned i);
+/** @brief Default device preset of scenario @p i, or NULL. */
+ELV_API const char *elv_sim_scenario_device(unsigned i);
+/** @brief Published figures of scenario @p i (count in @p nr). */
+ELV_API const struct elv_sim_published *elv_sim_scenario_published(unsigned i, unsigned *nr);
+/** @brief Index of a scenario by name, or -1. */
+ELV_API int elv_sim_scenario_find(const char *name);
+/** @brief 1 when scenario @p i makes sense on device @p p (size, queueing). */
+ELV_API int elv_sim_scenario_fits(unsigned i, const struct elv_sim_dev_params *p);
+/**
+ * @brief Run scenario @p i under each of @p policies.
+ * @retval 0 success; ELV_EINVAL bad argument; ELV_ENOMEM.
+ */
+ELV_API int elv_sim_scenario_run(unsigned i, const struct elv_policy *const *policies,
+				 unsigned nr, const struct elv_sim_scn_opts *opts,
+				 struct elv_sim_report *rep);
+/** @brief Free a report's results. */
+ELV_API void elv_sim_report_free(struct elv_sim_report *rep);
+/** @brief Write the report as JSON (the documented contract). */
+ELV_API void elv_sim_report_json(FILE *f, const struct elv_sim_report *rep);
+/** @brief Write one CSV row per policy (and per stream). */
+ELV_API void elv_sim_report_csv(FILE *f, const struct elv_sim_report *rep);
+/** @brief Write a terminal table with the published figures beside. */
+ELV_API void elv_sim_report_table(FILE *f, const struct elv_sim_report *rep);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ELEVATOR_SIM_H */

@@ -1,0 +1,108 @@
+/*
+ * Private pieces of libelevator-sim shared by its sources: the device object and the disk and
+ * flash model entry points. Never installed.
+ */
+#ifndef ELV_SIM_INTERNAL_H
+#define ELV_SIM_INTERNAL_H
+
+#ifndef ELV_ALLOW_PRIVATE_ACCESS
+#define ELV_ALLOW_PRIVATE_ACCESS
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elevator/policy.h"
+#include "elevator/sim.h"
+
+/* Geometry of one zone, derived from the parameter set. */
+struct elv__zgeo {
+	uint64_t first_lbn;
+	uint64_t nr_lbn;
+	uint32_t first_cyl;
+	uint32_t cyls;
+	uint32_t spt;
+	uint32_t hskew;       /* sectors the next track on the same cylinder is shifted by */
+	uint32_t cskew;       /* sectors the next cylinder's first track is shifted by */
+	double sector_ns;     /* one sector passing under the head */
+	double stream_ns;     /* per sector over a long transfer, switches included */
+};
+
+/* One read cache segment: sectors [lo, hi); while prefetching, hi grows with time. */
+struct elv__seg {
+	uint64_t lo;
+	uint64_t hi;
+	uint64_t lru;
+	uint8_t pf;           /* prefetch running (only the segment last read by the media) */
+	double pf_t0;         /* prefetch position was pf_lbn0 at this time (ns) */
+	uint64_t pf_lbn0;
+	uint64_t pf_lim;      /* prefetch stops here */
+};
+
+/* Log block of the hybrid FTL. */
+struct elv__logblk {
+	int64_t lblk;         /* logical block it logs, or -1 when free */
+	uint32_t next;        /* next free page */
+	uint8_t seq;          /* page i holds logical page i for every i < next */
+	uint64_t lru;
+};
+
+struct elv_sim_dev {
+	struct elv_sim_dev_params p;
+	unsigned depth;
+	struct elv_sim_io **wait;   /* commands held and not started */
+	unsigned nwait;
+	struct elv_sim_io *cur;     /* command in service */
+	uint64_t seq;
+	uint64_t next_ordered_ns;
+	struct elv_sim_dev_stats st;
+
+	/* disk */
+	double trev_ns;
+	uint32_t nzones;
+	uint32_t cylinders;
+	struct elv__zgeo zg[ELV_SIM_MAX_ZONES];
+	uint32_t head_cyl;
+	uint32_t head_head;
+	uint64_t head_lbn;
+	struct elv__seg *segs;
+	int active;                 /* segment prefetching or last read, or -1 */
+	uint64_t lru_clock;
+
+	/* flash */
+	uint64_t nr_lpages;         /* logical pages */
+	uint64_t nr_lblocks;        /* logical blocks */
+	/* SSD page map */
+	uint32_t *l2p;              /* logical page -> physical page, UINT32_MAX unmapped */
+	uint32_t *p2l;              /* physical page -> logical page, UINT32_MAX invalid */
+	uint32_t *valid;            /* valid pages per physical block */
+	uint8_t *state;             /* 0 free, 1 active, 2 full */
+	uint32_t nr_pblocks;
+	uint32_t nr_free;
+	uint32_t active_blk;
+	uint32_t active_next;
+	/* USB log blocks */
+	struct elv__logblk *logs;
+};
+
+/* Disk model (disk.c). */
+int elv__disk_init(struct elv_sim_dev *d);
+void elv__disk_exit(struct elv_sim_dev *d);
+/* Serve io from time ts; with commit 0 only estimate. Returns completion time in ns;
+ * *pos gets the positioning time (overhead, seek, rotational wait). */
+double elv__disk_serve(struct elv_sim_dev *d, struct elv_sim_io *io, double ts, int commit,
+		       double *pos);
+/* Cylinder the head would be on if a command started at ts. */
+uint32_t elv__disk_head_cyl(const struct elv_sim_dev *d, double ts);
+int elv__disk_locate(const struct elv_sim_dev *d, uint64_t lbn, uint32_t *zone, uint32_t *cyl,
+		     uint32_t *head, uint32_t *sect);
+
+/* Flash models (flash.c). */
+int elv__flash_init(struct elv_sim_dev *d);
+void elv__flash_exit(struct elv_sim_dev *d);
+double elv__flash_serve(struct elv_sim_dev *d, struct elv_sim_io *io, double ts);
+
+/* Percentiles over a sorted array (report.c / engine.c). */
+void elv__lat_summary(double *v, size_t n, struct elv_sim_lat *out);
+
+#endif /* ELV_SIM_INTERNAL_H */
