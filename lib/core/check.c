@@ -75,10 +75,7 @@ int elv_queue_check(const struct elv_queue *q)
 		return ELV_EINVAL;
 	if (elv_check_held(q) || elv_check_hash(q) || elv_check_streams(q))
 		return ELV_EINVAL;
-	if (q->stats.queued != q->nr_queued + q->nr_held + q->nr_requeued ||
-	    q->stats.in_flight != q->nr_in_flight)
-		return ELV_EINVAL;
-	if (q->stats.completed + q->stats.in_flight != q->stats.dispatched[0] +
+	if (q->stats.completed + q->nr_in_flight != q->stats.dispatched[0] +
 							 q->stats.dispatched[1] -
 							 q->stats.requeued)
 		return ELV_EINVAL;

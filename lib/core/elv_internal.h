@@ -22,7 +22,8 @@
 /* Back-merge hash keyed by end sector; singly linked chains through rq->hnext. */
 struct elv_hash {
 	struct elv_request **buckets;
-	uint32_t mask;
+	uint32_t mask;  /* buckets - 1 */
+	uint32_t shift; /* 32 - log2(buckets): the top bits of the product pick the bucket */
 };
 
 /* Stream flags (private). */
@@ -49,25 +50,81 @@ struct elv_queue {
 	uint8_t idling;
 };
 
-/* hash.c */
+/* hash.c; the per-request operations are inline because every add and dispatch uses them. */
 void elv_hash_init(struct elv_hash *h, struct elv_request **buckets, uint32_t nr);
-void elv_hash_add(struct elv_hash *h, struct elv_request *rq);
-void elv_hash_del(struct elv_hash *h, struct elv_request *rq);
-struct elv_request *elv_hash_find(const struct elv_hash *h, uint64_t end);
 uint32_t elv_hash_buckets_for(uint32_t nr_requests);
 int elv_hash_contains(const struct elv_hash *h, const struct elv_request *rq);
+
+static inline struct elv_request **elv_hash_bucket(const struct elv_hash *h, uint64_t end)
+{
+	/* 4 KiB granularity, Fibonacci hashing of the low 32 bits (cheap on 32-bit cores). */
+	uint32_t x = (uint32_t)(end >> 3) * 0x9E3779B1u;
+
+	return &h->buckets[x >> h->shift];
+}
+
+static inline void elv_hash_add(struct elv_hash *h, struct elv_request *rq)
+{
+	struct elv_request **b = elv_hash_bucket(h, elv_rq_end(rq));
+
+	rq->hnext = *b;
+	*b = rq;
+}
+
+static inline void elv_hash_del(struct elv_hash *h, struct elv_request *rq)
+{
+	struct elv_request **p = elv_hash_bucket(h, elv_rq_end(rq));
+
+	while (*p && *p != rq)
+		p = &(*p)->hnext;
+	if (*p)
+		*p = rq->hnext;
+}
+
+static inline struct elv_request *elv_hash_find(const struct elv_hash *h, uint64_t end)
+{
+	struct elv_request *rq = *elv_hash_bucket(h, end);
+
+	while (rq && elv_rq_end(rq) != end)
+		rq = rq->hnext;
+	return rq;
+}
+
+/* Policy state of a built-in policy, without a call. */
+#define elv__data(q) ((q)->data)
 
 /* tunables.c */
 int elv__streq(const char *a, const char *b);
 
 /* merge.c */
-int elv_rq_mergeable(const struct elv_request *rq);
+static inline int elv_rq_mergeable(const struct elv_request *rq)
+{
+	return rq->op != ELV_OP_FLUSH && !(rq->flags & (ELV_RQ_BARRIER | ELV_RQ_NOMERGE));
+}
+
 int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+
+#if defined(__GNUC__)
+#define ELV_COLD __attribute__((cold, noinline))
+#define ELV_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ELV_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define ELV_COLD
+#define ELV_LIKELY(x) (x)
+#define ELV_UNLIKELY(x) (x)
+#endif
+
+/* Emit a trace event if the host asked for them; the test stays inline, the work does not. */
+#define elv_trace(q, type, rq, other, arg, now)                                              \
+	do {                                                                                   \
+		if (ELV_UNLIKELY((q)->cfg.trace != NULL))                                      \
+			elv_trace_emit(q, type, rq, other, arg, now);                          \
+	} while (0)
 
 /* queue.c helpers shared with merge.c */
 void elv_rq_release(struct elv_queue *q, struct elv_request *rq);
-void elv_trace(struct elv_queue *q, uint8_t type, const struct elv_request *rq,
-	       const struct elv_request *other, uint64_t arg, uint64_t now);
+ELV_COLD void elv_trace_emit(struct elv_queue *q, uint8_t type, const struct elv_request *rq,
+			      const struct elv_request *other, uint64_t arg, uint64_t now);
 
 /* registry.c */
 extern const struct elv_policy elv_policy_noop;

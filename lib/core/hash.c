@@ -7,16 +7,6 @@
 
 #define ELV_HASH_MIN_BUCKETS 64u
 
-static uint32_t elv_hash_slot(const struct elv_hash *h, uint64_t end)
-{
-	/* 4 KiB granularity, then a multiplicative mix of both halves (no 64-bit multiply). */
-	uint64_t k = end >> 3;
-	uint32_t x = (uint32_t)k ^ (uint32_t)(k >> 32);
-
-	x *= 0x9E3779B1u;
-	return (x ^ (x >> 16)) & h->mask;
-}
-
 uint32_t elv_hash_buckets_for(uint32_t nr_requests)
 {
 	uint32_t n = ELV_HASH_MIN_BUCKETS;
@@ -32,42 +22,19 @@ void elv_hash_init(struct elv_hash *h, struct elv_request **buckets, uint32_t nr
 
 	h->buckets = buckets;
 	h->mask = nr - 1;
-	for (i = 0; i < nr; i++)
+	h->shift = 32;
+	while (nr > 1) {
+		nr >>= 1;
+		h->shift--;
+	}
+	for (i = 0; i <= h->mask; i++)
 		buckets[i] = NULL;
-}
-
-void elv_hash_add(struct elv_hash *h, struct elv_request *rq)
-{
-	struct elv_request **b = &h->buckets[elv_hash_slot(h, elv_rq_end(rq))];
-
-	rq->hnext = *b;
-	*b = rq;
-}
-
-void elv_hash_del(struct elv_hash *h, struct elv_request *rq)
-{
-	struct elv_request **p = &h->buckets[elv_hash_slot(h, elv_rq_end(rq))];
-
-	while (*p && *p != rq)
-		p = &(*p)->hnext;
-	if (*p)
-		*p = rq->hnext;
-	rq->hnext = NULL;
-}
-
-struct elv_request *elv_hash_find(const struct elv_hash *h, uint64_t end)
-{
-	struct elv_request *rq = h->buckets[elv_hash_slot(h, end)];
-
-	while (rq && elv_rq_end(rq) != end)
-		rq = rq->hnext;
-	return rq;
 }
 
 /* Test hook for elv_queue_check(): is rq on the chain its end sector maps to? */
 int elv_hash_contains(const struct elv_hash *h, const struct elv_request *rq)
 {
-	const struct elv_request *c = h->buckets[elv_hash_slot(h, elv_rq_end(rq))];
+	const struct elv_request *c = *elv_hash_bucket(h, elv_rq_end(rq));
 
 	while (c && c != rq)
 		c = c->hnext;

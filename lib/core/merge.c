@@ -6,11 +6,6 @@
  */
 #include "elv_internal.h"
 
-int elv_rq_mergeable(const struct elv_request *rq)
-{
-	return rq->op != ELV_OP_FLUSH && !(rq->flags & (ELV_RQ_BARRIER | ELV_RQ_NOMERGE));
-}
-
 /* May @b (following @a on disk) be joined onto @a? @b may be a new request not yet queued. */
 static int elv_can_merge(const struct elv_queue *q, const struct elv_request *a,
 			 const struct elv_request *b, enum elv_merge_kind kind)
@@ -81,7 +76,6 @@ static void elv_merge_requests(struct elv_queue *q, struct elv_request *a, struc
 	elv_hash_add(&q->hash, a);
 	q->policy->remove(q, b);
 	q->nr_queued--;
-	q->stats.queued--;
 	elv_count_merge(q, a, b, ELV_MERGE_REQ, now);
 	elv_rq_release(q, b);
 }

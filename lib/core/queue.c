@@ -14,13 +14,11 @@
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
-void elv_trace(struct elv_queue *q, uint8_t type, const struct elv_request *rq,
-	       const struct elv_request *other, uint64_t arg, uint64_t now)
+void elv_trace_emit(struct elv_queue *q, uint8_t type, const struct elv_request *rq,
+		    const struct elv_request *other, uint64_t arg, uint64_t now)
 {
 	struct elv_trace_event ev;
 
-	if (!q->cfg.trace)
-		return;
 	ev.now = now;
 	ev.arg = arg;
 	ev.rq = rq;
@@ -45,8 +43,6 @@ void elv_rq_release(struct elv_queue *q, struct elv_request *rq)
 	if (rq->stream)
 		rq->stream->nr_rq--;
 	rq->state = ELV_RQ_IDLE;
-	rq->hnext = NULL;
-	elv_list_init(&rq->fifo);
 }
 
 static size_t elv_header_size(const struct elv_config *cfg)
@@ -278,14 +274,12 @@ int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 		elv_list_add_tail(&q->held, &rq->fifo);
 		q->nr_held++;
 		q->nr_barriers += (rq->flags & ELV_RQ_BARRIER) ? 1u : 0u;
-		q->stats.queued++;
 		return 0;
 	}
 	if (elv_try_merge_on_add(q, rq, now)) {
 		elv_rq_release(q, rq);
 		return 1;
 	}
-	q->stats.queued++;
 	elv_policy_add(q, rq, now);
 	return 0;
 }
@@ -299,7 +293,6 @@ static void elv_release_held(struct elv_queue *q, uint64_t now)
 		elv_list_del(&rq->fifo);
 		q->nr_held--;
 		if (elv_try_merge_on_add(q, rq, now)) {
-			q->stats.queued--;
 			elv_rq_release(q, rq);
 			continue;
 		}
@@ -351,8 +344,6 @@ int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_r
 		return ELV_EAGAIN;
 	rq->state = ELV_RQ_DISPATCHED;
 	q->nr_in_flight++;
-	q->stats.queued--;
-	q->stats.in_flight++;
 	q->stats.dispatched[elv_rq_dir(rq)]++;
 	elv_trace(q, ELV_TRACE_DISPATCH, rq, NULL, 0, now);
 	*out = rq;
@@ -371,7 +362,6 @@ int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	if (!q || !rq || rq->state != ELV_RQ_DISPATCHED || !q->nr_in_flight)
 		return ELV_EINVAL;
 	q->nr_in_flight--;
-	q->stats.in_flight--;
 	q->stats.completed++;
 	if (q->policy->complete)
 		q->policy->complete(q, rq, now);
@@ -385,8 +375,6 @@ int elv_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	if (!q || !rq || rq->state != ELV_RQ_DISPATCHED || !q->nr_in_flight)
 		return ELV_EINVAL;
 	q->nr_in_flight--;
-	q->stats.in_flight--;
-	q->stats.queued++;
 	q->stats.requeued++;
 	if (q->policy->requeue)
 		q->policy->requeue(q, rq, now);
@@ -424,7 +412,6 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 		}
 		break;
 	}
-	q->stats.queued--;
 }
 
 int elv_cancel(struct elv_queue *q, struct elv_request *rq)
@@ -461,7 +448,6 @@ static void elv_drain_list(struct elv_queue *q, struct elv_list *list, elv_drain
 
 	while ((rq = elv_list_first_rq(list)) != NULL) {
 		elv_list_del(&rq->fifo);
-		q->stats.queued--;
 		q->stats.cancelled++;
 		elv_trace(q, ELV_TRACE_CANCEL, rq, NULL, 0, rq->time);
 		elv_rq_release(q, rq);
@@ -530,6 +516,8 @@ int elv_stats(const struct elv_queue *q, struct elv_stats *st)
 	if (!q || !st)
 		return ELV_EINVAL;
 	*st = q->stats;
+	st->queued = q->nr_queued + q->nr_held + q->nr_requeued;
+	st->in_flight = q->nr_in_flight;
 	return 0;
 }
 

@@ -12,7 +12,7 @@ struct noop_data {
 
 static struct noop_data *noop_of(const struct elv_queue *q)
 {
-	return elv_queue_data(q);
+	return elv__data(q);
 }
 
 static void noop_init(struct elv_queue *q)
@@ -25,7 +25,11 @@ static void noop_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	struct noop_data *d = noop_of(q);
 
 	(void)now;
-	elv_fifo_insert_sorted(&d->fifo, rq);
+	/* New requests are the youngest; only a switch or barrier release may re-add older ones. */
+	if (!elv_list_empty(&d->fifo) && elv_rq_seq_cmp(elv_list_rq(d->fifo.prev), rq) > 0)
+		elv_fifo_insert_sorted(&d->fifo, rq);
+	else
+		elv_fifo_add(&d->fifo, rq);
 	d->nr++;
 }
 
