@@ -132,7 +132,8 @@ int main(void)
 			nr_dispatched++;
 		}
 		if (err != 0 && err != ELV_EAGAIN) {
-			fprintf(stderr, "cmake-consumer: elv_dispatch: %s\n", elv_strerror(err));
+			fprintf(stderr, "cmake-consumer: elv_dispatch: %s\n",
+				elv_strerror(err));
 			bad++;
 			break;
 		}
@@ -159,9 +160,9 @@ int main(void)
 
 		if (!served && !merged) {
 			if (bad < 10)
-				fprintf(stderr, "cmake-consumer: request %u: dispatched %u, completed "
-					"%u, absorbed %u\n", i, io->dispatched, io->completed,
-					io->absorbed);
+				fprintf(stderr, "cmake-consumer: request %u: dispatched %u, "
+					"completed %u, absorbed %u\n", i, io->dispatched,
+					io->completed, io->absorbed);
 			bad++;
 		}
 	}
@@ -177,8 +178,8 @@ int main(void)
 		bad++;
 	}
 
-	printf("cmake-consumer: libelevator %s, deadline, %u requests: %u merged, %u dispatched, "
-	       "%s\n", elv_version_string(), NR_IOS, run.merge_calls, nr_dispatched,
+	printf("cmake-consumer: libelevator %s, deadline, %u requests: %u merged, "
+	       "%u dispatched, %s\n", elv_version_string(), NR_IOS, run.merge_calls, nr_dispatched,
 	       bad ? "MISMATCH" : "each came back exactly once");
 	return bad ? 1 : 0;
 }

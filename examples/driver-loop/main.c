@@ -229,7 +229,8 @@ static int drive(struct elv_queue *q)
 			next = wake;
 		if (!err && res.finished < NR_IOS && (next == ELV_TIME_NEVER || next <= now)) {
 			/* The policy holds work but names no time to come back: insist. */
-			err = disk.active ? ELV_EINVAL : elv_dispatch(q, now, ELV_DISPATCH_FORCE, &rq);
+			err = disk.active ? ELV_EINVAL
+					  : elv_dispatch(q, now, ELV_DISPATCH_FORCE, &rq);
 			if (err == 0)
 				start(rq, now);
 			next = disk.active ? disk.busy_until : now;
@@ -282,8 +283,8 @@ int main(void)
 	       "bursts) on a fake %llu GiB disk\n\n",
 	       elv_version_string(), NR_IOS, NR_READERS * READS_EACH, NR_READERS,
 	       NR_BURSTS * BURST_LEN, DISK_SECTORS * 512 >> 30);
-	printf("%-14s %9s %7s %16s %16s %12s\n", "policy", "requests", "merges",
-	       "seek (sectors)", "mean lat (ms)", "total (ms)");
+	printf("%-14s %9s %7s %14s %14s %11s\n", "policy", "requests", "merges",
+	       "seek (Msect)", "mean lat (ms)", "total (ms)");
 	for (i = 0; (p = elv_policy_at(i)) != NULL; i++) {
 		int err;
 
@@ -300,8 +301,8 @@ int main(void)
 			failed++;
 			continue;
 		}
-		printf("%-14s %9u %7llu %16llu %16.2f %12.1f\n", elv_policy_name(p), res.finished,
-		       (unsigned long long)res.merges, (unsigned long long)res.seek_sectors,
+		printf("%-14s %9u %7llu %14.1f %14.2f %11.1f\n", elv_policy_name(p), res.finished,
+		       (unsigned long long)res.merges, (double)res.seek_sectors / 1e6,
 		       (double)res.latency_sum / NR_IOS / 1e6, (double)res.makespan / 1e6);
 	}
 	if (i == 0) {

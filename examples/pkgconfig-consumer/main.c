@@ -143,7 +143,8 @@ int main(void)
 			nr_dispatched++;
 		}
 		if (err != 0 && err != ELV_EAGAIN) {
-			fprintf(stderr, "pkgconfig-consumer: elv_dispatch: %s\n", elv_strerror(err));
+			fprintf(stderr, "pkgconfig-consumer: elv_dispatch: %s\n",
+				elv_strerror(err));
 			bad++;
 			break;
 		}
@@ -170,9 +171,9 @@ int main(void)
 
 		if (!served && !merged) {
 			if (bad < 10)
-				fprintf(stderr, "pkgconfig-consumer: request %u: dispatched %u, completed "
-					"%u, absorbed %u\n", i, io->dispatched, io->completed,
-					io->absorbed);
+				fprintf(stderr, "pkgconfig-consumer: request %u: dispatched %u, "
+					"completed %u, absorbed %u\n", i, io->dispatched,
+					io->completed, io->absorbed);
 			bad++;
 		}
 	}
@@ -200,8 +201,8 @@ int main(void)
 		bad++;
 	}
 
-	printf("pkgconfig-consumer: libelevator %s, deadline, %u requests: %u merged, %u dispatched, "
-	       "%s\n", elv_version_string(), NR_IOS, run.merge_calls, nr_dispatched,
+	printf("pkgconfig-consumer: libelevator %s, deadline, %u requests: %u merged, "
+	       "%u dispatched, %s\n", elv_version_string(), NR_IOS, run.merge_calls, nr_dispatched,
 	       bad ? "MISMATCH" : "each came back exactly once");
 	return bad ? 1 : 0;
 }
