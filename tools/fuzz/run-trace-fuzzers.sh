@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Build the trace reader fuzz targets (clang, libFuzzer, ASan, UBSan) and run each one.
+#
+#   tools/fuzz/run-trace-fuzzers.sh SECONDS [FORMAT...]
+#
+# FORMAT is blktrace, blkparse, msr or fio (default: all four, one after the other, SECONDS
+# each). Work corpora, logs and crash artifacts go to $ELV_FUZZ_DIR (default
+# build-fuzz-trace/); the seed corpus in tests/fuzz/corpus/ is only read. Prints one line per
+# target with its executions and exits non-zero if any target found a crash, leak or
+# sanitizer report. Replay a finding with: build-fuzz-trace/fuzz_trace_<fmt> <artifact>.
+set -euo pipefail
+
+usage() {
+	echo "usage: $0 SECONDS [blktrace|blkparse|msr|fio ...]" >&2
+	exit 2
+}
+
+[ $# -ge 1 ] || usage
+seconds=$1
+shift
+case $seconds in '' | *[!0-9]*) usage ;; esac
+formats=("$@")
+[ ${#formats[@]} -gt 0 ] || formats=(blktrace blkparse msr fio)
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=${ELV_FUZZ_DIR:-$root/build-fuzz-trace}
+cc=${ELV_FUZZ_CC:-clang}
+mkdir -p "$out"
+
+if ! command -v "$cc" >/dev/null; then
+	echo "$cc not found: the fuzz targets need clang with libFuzzer" >&2
+	exit 1
+fi
+
+cflags=(-std=c11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+	-I"$root/include" -I"$root/lib/sim")
+sources=("$root"/lib/sim/trace_*.c)
+
+failed=0
+total=0
+for fmt in "${formats[@]}"; do
+	case $fmt in blktrace | blkparse | msr | fio) ;; *) usage ;; esac
+	bin=$out/fuzz_trace_$fmt
+	echo "+ $cc ... tests/fuzz/fuzz_trace_$fmt.c -> ${bin#"$root"/}"
+	"$cc" "${cflags[@]}" "${sources[@]}" "$root/tests/fuzz/fuzz_trace_$fmt.c" -o "$bin"
+
+	work=$out/corpus/trace_$fmt
+	art=$out/artifacts/trace_$fmt
+	log=$out/fuzz_trace_$fmt.log
+	mkdir -p "$work" "$art"
+	max_len=8192
+	[ "$fmt" = blktrace ] && max_len=4096
+	rc=0
+	"$bin" -max_total_time="$seconds" -print_final_stats=1 -max_len="$max_len" -timeout=10 \
+		-dict="$root/tests/fuzz/fuzz_trace_$fmt.dict" -artifact_prefix="$art/" \
+		"$work" "$root/tests/fuzz/corpus/trace_$fmt" >"$log" 2>&1 || rc=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+	units=$(find "$work" -type f | wc -l)
+	execs=${execs:-0}
+	total=$((total + execs))
+	if [ "$rc" -ne 0 ]; then
+		failed=$((failed + 1))
+		echo "fuzz_trace_$fmt: FAILED (status $rc) after $execs executions; log: ${log#"$root"/}"
+		grep -E "ERROR|SUMMARY|Test unit written" "$log" | head -n 20 || true
+	else
+		echo "fuzz_trace_$fmt: ${seconds} s, $execs executions, $units corpus files, no finding"
+	fi
+done
+echo "total: $total executions, $failed target(s) failed"
+[ "$failed" -eq 0 ]
