@@ -23,6 +23,7 @@ set(ELV_CORE_SOURCES
 # Built-in policies, one file each. Same rules as the core.
 set(ELV_POLICY_SOURCES
 	lib/policies/anticipatory.c
+	lib/policies/cfq.c
 	lib/policies/deadline.c
 	lib/policies/noop.c
 	lib/policies/registry.c
@@ -37,7 +38,9 @@ set(ELV_SIM_SOURCES
 	lib/sim/trace_msr.c
 	lib/sim/device.c
 	lib/sim/disk.c
+	lib/sim/engine.c
 	lib/sim/flash.c
 	lib/sim/params.c
 	lib/sim/rng.c
+	lib/sim/workload.c
 )

@@ -103,6 +103,7 @@ struct elv_sim_disk_params {
 	uint32_t cache_segments;      /**< Read cache segments (0 disables the cache). */
 	uint32_t segment_sectors;     /**< Size of one segment. */
 	uint32_t readahead_max;       /**< Most sectors prefetched past a request. */
+	uint32_t write_buffer;        /**< Write-back buffer in sectors (0: write-through). */
 };
 
 /** @brief Parameters of a flash device (times in microseconds). */
@@ -196,6 +197,8 @@ struct elv_sim_dev_stats {
 	uint64_t gc_blocks;      /**< Flash: blocks reclaimed by garbage collection. */
 	uint64_t gc_copies;      /**< Flash: valid pages copied by garbage collection. */
 	uint64_t erases;         /**< Flash: block erases. */
+	uint64_t destage_ns;     /**< Disk: media time spent writing back cached writes. */
+	uint64_t write_hits;     /**< Disk: writes absorbed by the write-back buffer. */
 };
 
 struct elv_sim_dev;
@@ -337,6 +340,7 @@ struct elv_sim_stream_result {
 struct elv_sim_result {
 	char policy[32];           /**< Policy name. */
 	int error;                 /**< 0, or the negative code that stopped the run. */
+	int truncated;             /**< 1 when the time limit stopped the run. */
 	double makespan_s;         /**< Time until the last foreground stream finished. */
 	uint64_t requests;         /**< Requests completed (before merging). */
 	uint64_t dispatched;       /**< Requests sent to the device (after merging). */

@@ -71,6 +71,12 @@ int elv__disk_init(struct elv_sim_dev *d)
 	}
 	d->cylinders = cyl;
 	d->active = -1;
+	if (dp->write_buffer) {
+		d->dirty_cap = dp->write_buffer + 1;
+		d->dirty = calloc(d->dirty_cap, sizeof(*d->dirty));
+		if (!d->dirty)
+			return ELV_ENOMEM;
+	}
 	if (dp->cache_segments) {
 		d->segs = calloc(dp->cache_segments, sizeof(*d->segs));
 		if (!d->segs)
@@ -82,7 +88,9 @@ int elv__disk_init(struct elv_sim_dev *d)
 void elv__disk_exit(struct elv_sim_dev *d)
 {
 	free(d->segs);
+	free(d->dirty);
 	d->segs = NULL;
+	d->dirty = NULL;
 }
 
 static uint32_t zone_of(const struct elv_sim_dev *d, uint64_t lbn)
@@ -346,46 +354,42 @@ static void head_at(const struct elv_sim_dev *d, double ts, uint32_t *cyl, uint3
 	}
 }
 
-double elv__disk_serve(struct elv_sim_dev *d, struct elv_sim_io *io, double ts, int commit,
-		       double *pos)
+/*
+ * Move the arm from track (hc, hh) to [lbn, lbn + n) starting at t and transfer. Returns the
+ * time the last sector has passed; *first is when the first one arrived under the head.
+ */
+static double mech(const struct elv_sim_dev *d, uint64_t lbn, uint32_t n, int wr, double t,
+		   uint32_t hc, uint32_t hh, double *seek_ms, double *first, uint32_t *endc,
+		   uint32_t *endh)
 {
 	const struct elv_sim_disk_params *dp = &d->p.disk;
-	uint32_t z, c, h, s, hc, hh, n, first = 1;
-	uint64_t hl, dist;
-	double t, seek, media_start = ts, done;
-	int rd = io->op == ELV_OP_READ;
+	uint32_t z, c, h, s, started = 0;
+	uint64_t dist;
+	double seek;
 
-	if (io->op != ELV_OP_READ && io->op != ELV_OP_WRITE) {
-		*pos = dp->ovh_write * NS_PER_MS;
-		return ts + *pos;
-	}
-	if (rd && d->segs && serve_cached(d, io, ts, commit, pos, &done)) {
-		if (commit) {
-			io->cache_hit = 1;
-			d->st.cache_hits++;
-		}
-		return done;
-	}
-	head_at(d, ts, &hc, &hh, &hl);
-	if (elv__disk_locate(d, io->sector, &z, &c, &h, &s)) {
-		*pos = 0;
-		return ts;
-	}
-	t = ts + (rd ? dp->ovh_read_miss : dp->ovh_write) * NS_PER_MS;
+	*first = t;
+	*seek_ms = 0;
+	*endc = hc;
+	*endh = hh;
+	if (elv__disk_locate(d, lbn, &z, &c, &h, &s))
+		return t;
 	dist = c > hc ? c - hc : hc - c;
 	seek = elv_sim_disk_seek_ms(dp, d->cylinders, dist);
 	if (dist == 0 && h != hh && seek < dp->head_switch)
 		seek = dp->head_switch;
-	t += (seek + (rd ? 0 : dp->write_settle)) * NS_PER_MS;
-	for (n = io->nr_sectors; n;) {
+	/* Writes settle longer after the arm moved. */
+	if (wr && (dist || h != hh))
+		seek += dp->write_settle;
+	*seek_ms = seek;
+	t += seek * NS_PER_MS;
+	while (n) {
 		const struct elv__zgeo *g = &d->zg[z];
 		uint32_t k = g->spt - s < n ? g->spt - s : n;
 
 		t += rot_wait(d, t, sector_angle(d, z, c, h, s));
-		if (first) {
-			*pos = t - ts;
-			media_start = t;
-			first = 0;
+		if (!started) {
+			*first = t;
+			started = 1;
 		}
 		t += k * g->sector_ns;
 		n -= k;
@@ -402,11 +406,128 @@ double elv__disk_serve(struct elv_sim_dev *d, struct elv_sim_io *io, double ts, 
 			t += dp->head_switch * NS_PER_MS;
 		}
 	}
-	done = fmax(t + bus_ns(d, 1), media_start + bus_ns(d, io->nr_sectors));
+	*endc = c;
+	*endh = h;
+	return t;
+}
+
+/* ---- write-back buffer ------------------------------------------------------------------ */
+
+/* Write the oldest dirty extent back, starting when the arm is free but not before tmin. */
+static void destage_one(struct elv_sim_dev *d, double tmin)
+{
+	struct elv__extent *x = &d->dirty[d->dirty_head];
+	double start = d->mech_free > tmin ? d->mech_free : tmin, first, seek, end;
+	uint32_t c, h;
+
+	if (d->segs)
+		cache_stop_prefetch(d, start);
+	end = mech(d, x->lo, x->n, 1, start, d->head_cyl, d->head_head, &seek, &first, &c, &h);
+	d->head_cyl = c;
+	d->head_head = h;
+	d->head_lbn = x->lo + x->n;
+	d->mech_free = end;
+	d->st.destage_ns += (uint64_t)(end - start);
+	d->dirty_sectors -= x->n;
+	d->dirty_head = (d->dirty_head + 1) % d->dirty_cap;
+	d->dirty_n--;
+}
+
+/* Catch up on write-back the arm did while the drive had nothing else to do before ts. */
+static void destage_until(struct elv_sim_dev *d, double ts)
+{
+	while (d->dirty_n && d->mech_free < ts)
+		destage_one(d, d->mech_free);
+}
+
+static void dirty_add(struct elv_sim_dev *d, uint64_t lo, uint32_t n)
+{
+	if (d->dirty_n) {
+		struct elv__extent *last = &d->dirty[(d->dirty_head + d->dirty_n - 1) %
+						      d->dirty_cap];
+
+		if (last->lo + last->n == lo && last->n + n <= 256) {
+			last->n += n;
+			d->dirty_sectors += n;
+			return;
+		}
+	}
+	d->dirty[(d->dirty_head + d->dirty_n) % d->dirty_cap].lo = lo;
+	d->dirty[(d->dirty_head + d->dirty_n) % d->dirty_cap].n = n;
+	d->dirty_n++;
+	d->dirty_sectors += n;
+}
+
+/* A write absorbed by the buffer: it waits only when the buffer is full. */
+static double accept_write(struct elv_sim_dev *d, struct elv_sim_io *io, double ts)
+{
+	const struct elv_sim_disk_params *dp = &d->p.disk;
+	double t = ts;
+
+	destage_until(d, ts);
+	if (d->dirty_sectors + io->nr_sectors > dp->write_buffer) {
+		while (d->dirty_n && d->dirty_sectors + io->nr_sectors > dp->write_buffer)
+			destage_one(d, ts);
+		t = d->mech_free > ts ? d->mech_free : ts;
+	}
+	dirty_add(d, io->sector, io->nr_sectors);
+	if (d->segs)
+		cache_invalidate(d, io->sector, io->sector + io->nr_sectors);
+	io->cache_hit = 1;
+	d->st.write_hits++;
+	return t + dp->ovh_write * NS_PER_MS + bus_ns(d, io->nr_sectors);
+}
+
+static int wb_on(const struct elv_sim_dev *d, uint32_t nr)
+{
+	return d->p.disk.write_buffer && nr <= d->p.disk.write_buffer;
+}
+
+double elv__disk_serve(struct elv_sim_dev *d, struct elv_sim_io *io, double ts, int commit,
+		       double *pos)
+{
+	const struct elv_sim_disk_params *dp = &d->p.disk;
+	uint32_t hc, hh, c, h;
+	uint64_t hl;
+	double t, seek, first, done;
+	int rd = io->op == ELV_OP_READ;
+
+	if (io->op != ELV_OP_READ && io->op != ELV_OP_WRITE) {
+		*pos = dp->ovh_write * NS_PER_MS;
+		if (!commit || !d->dirty_n)
+			return ts + *pos;
+		while (d->dirty_n) /* a flush empties the write-back buffer */
+			destage_one(d, ts);
+		return d->mech_free + *pos;
+	}
+	if (rd && d->segs && serve_cached(d, io, ts, commit, pos, &done)) {
+		if (commit) {
+			io->cache_hit = 1;
+			d->st.cache_hits++;
+		}
+		return done;
+	}
+	if (!rd && wb_on(d, io->nr_sectors)) {
+		*pos = dp->ovh_write * NS_PER_MS;
+		return commit ? accept_write(d, io, ts) : ts + *pos + bus_ns(d, io->nr_sectors);
+	}
+	t = ts + (rd ? dp->ovh_read_miss : dp->ovh_write) * NS_PER_MS;
+	if (commit && d->dirty_n) {
+		/* Dirty data is written back before the arm serves anything else. */
+		destage_until(d, ts);
+		while (d->dirty_n)
+			destage_one(d, ts);
+		if (d->mech_free > t)
+			t = d->mech_free;
+	}
+	head_at(d, ts, &hc, &hh, &hl);
+	if (commit && d->segs)
+		cache_stop_prefetch(d, ts);
+	t = mech(d, io->sector, io->nr_sectors, !rd, t, hc, hh, &seek, &first, &c, &h);
+	*pos = first - ts;
+	done = fmax(t + bus_ns(d, 1), first + bus_ns(d, io->nr_sectors));
 	if (!commit)
 		return done;
-	if (d->segs)
-		cache_stop_prefetch(d, ts);
 	io->seek_sectors = io->sector > hl ? io->sector - hl : hl - io->sector;
 	io->seek_ms = seek;
 	d->st.media_accesses++;
@@ -415,6 +536,7 @@ double elv__disk_serve(struct elv_sim_dev *d, struct elv_sim_io *io, double ts, 
 	d->head_cyl = c;
 	d->head_head = h;
 	d->head_lbn = io->sector + io->nr_sectors;
+	d->mech_free = t;
 	if (d->segs) {
 		if (rd)
 			cache_fill(d, io, t);

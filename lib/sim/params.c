@@ -79,6 +79,8 @@ static void preset_ide2003(struct elv_sim_dev_params *p)
 	dp->cache_segments = 8;
 	dp->segment_sectors = 512;
 	dp->readahead_max = 512;
+	/* IDE drives shipped with write-back caching on: 1 MB of the 2 MB buffer for writes. */
+	dp->write_buffer = 2048;
 }
 
 /* Page-mapped SSD with the NAND timings of the DiskSim SSD extension. */
@@ -213,6 +215,7 @@ static const struct pkey pkeys[] = {
 	DK("cache_segments", T_U32, cache_segments),
 	DK("segment_sectors", T_U32, segment_sectors),
 	DK("readahead_max", T_U32, readahead_max),
+	DK("write_buffer_sectors", T_U32, write_buffer),
 	FK("page_sectors", T_U32, page_sectors),
 	FK("pages_per_block", T_U32, pages_per_block),
 	FK("log_blocks", T_U32, log_blocks),

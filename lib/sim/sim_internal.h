@@ -39,6 +39,12 @@ struct elv__seg {
 	uint64_t pf_lim;      /* prefetch stops here */
 };
 
+/* A run of dirty sectors in the write-back buffer. */
+struct elv__extent {
+	uint64_t lo;
+	uint32_t n;
+};
+
 /* Log block of the hybrid FTL. */
 struct elv__logblk {
 	int64_t lblk;         /* logical block it logs, or -1 when free */
@@ -68,6 +74,13 @@ struct elv_sim_dev {
 	struct elv__seg *segs;
 	int active;                 /* segment prefetching or last read, or -1 */
 	uint64_t lru_clock;
+	/* write-back buffer: dirty extents in arrival order, written back while the arm is free */
+	struct elv__extent *dirty;
+	uint32_t dirty_head;
+	uint32_t dirty_n;
+	uint32_t dirty_cap;
+	uint64_t dirty_sectors;
+	double mech_free;           /* the arm is free from this time on (ns) */
 
 	/* flash */
 	uint64_t nr_lpages;         /* logical pages */
@@ -101,6 +114,68 @@ int elv__disk_locate(const struct elv_sim_dev *d, uint64_t lbn, uint32_t *zone, 
 int elv__flash_init(struct elv_sim_dev *d);
 void elv__flash_exit(struct elv_sim_dev *d);
 double elv__flash_serve(struct elv_sim_dev *d, struct elv_sim_io *io, double ts);
+
+
+/* ---- workloads (workload.c) and the engine (engine.c) ------------------------------------- */
+
+/* Stream kind used internally for trace replay (one stream per process). */
+#define ELV__REPLAY 100
+
+/* What a stream wants to issue next. */
+struct elv__desc {
+	uint64_t sector;
+	uint32_t nr;
+	uint8_t op;
+	uint8_t flags;
+};
+
+enum { ELV__GEN_REQ, ELV__GEN_WAIT, ELV__GEN_SLEEP, ELV__GEN_DONE };
+
+struct elv__vec {
+	double *v;
+	size_t n;
+	size_t cap;
+};
+
+struct elv__stream {
+	struct elv_sim_stream_spec sp;
+	struct elv_stream es;
+	struct elv_sim_rng rng;
+	uint32_t idx;
+	uint32_t inflight;
+	uint32_t inflight_wr;
+	uint32_t inflight_sync;
+	uint64_t issued;
+	uint64_t completed;
+	uint64_t bytes;
+	uint64_t done_ns;
+	uint8_t finished;       /* generator said DONE */
+	uint8_t registered;
+	uint64_t wake_at;       /* pending wake-up event, or ELV_TIME_NEVER */
+	struct elv__vec rlat;
+	struct elv__vec wlat;
+	/* generator state */
+	uint64_t pos;
+	uint64_t left;
+	uint64_t next_at;
+	uint32_t burst_left;
+	uint64_t units_total;
+	uint64_t units_done;
+	void *priv;
+};
+
+int elv__vec_push(struct elv__vec *v, double x);
+void elv__vec_free(struct elv__vec *v);
+
+int elv__gen_init(struct elv__stream *s, uint64_t capacity);
+/* Next action at now: a request in *d, a wake-up time in *wake, wait, or done. */
+int elv__gen_next(struct elv__stream *s, uint64_t now, struct elv__desc *d, uint64_t *wake);
+/* One of the stream's requests completed at now. */
+void elv__gen_complete(struct elv__stream *s, const struct elv__desc *d, uint64_t now);
+void elv__gen_exit(struct elv__stream *s);
+/* Replay: give stream s the records idx[0..n) of recs. */
+int elv__gen_replay(struct elv__stream *s, const struct elv_sim_replay_rec *recs,
+		    uint32_t *idx, size_t n, int closed, uint64_t capacity);
 
 /* Percentiles over a sorted array (report.c / engine.c). */
 void elv__lat_summary(double *v, size_t n, struct elv_sim_lat *out);

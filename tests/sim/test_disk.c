@@ -189,6 +189,33 @@ static void test_cache(void **state)
 	elv_sim_dev_destroy(d);
 }
 
+static void test_write_back(void **state)
+{
+	struct elv_sim_dev_params p;
+	struct elv_sim_dev *d;
+	struct elv_sim_io io;
+	struct elv_sim_dev_stats st;
+
+	(void)state;
+	toy(&p, 0);
+	p.disk.write_buffer = 4;
+	p.disk.bus_per_sector = 0.01;
+	assert_int_equal(elv_sim_dev_create(&d, &p), 0);
+	/* Absorbed: only the bus time of 2 sectors. */
+	assert_int_equal(one(d, 0, 2, ELV_OP_WRITE, 0, &io), 20000);
+	assert_true(io.cache_hit);
+	/* Meanwhile the arm wrote sectors 0-1 back (0 to 0.2 ms); this one fits too. */
+	assert_int_equal(one(d, 50, 2, ELV_OP_WRITE, 20000, &io), 40000);
+	/* A read miss waits for the write-back of sectors 50-51: from 0.2 ms, angle 0.02 to
+	 * 0.5 is 4.8 ms, then 0.2 ms; sector 10 (angle 0.1) from 0.52 is 5.8 ms more, the
+	 * sector 0.1 ms and the bus 0.01 ms: 11.11 ms. */
+	assert_int_equal(one(d, 10, 1, ELV_OP_READ, 40000, &io), 11110000);
+	elv_sim_dev_get_stats(d, &st);
+	assert_int_equal(st.write_hits, 2);
+	assert_int_equal(st.destage_ns, 5200000);
+	elv_sim_dev_destroy(d);
+}
+
 static void submit3(struct elv_sim_dev *d, struct elv_sim_io io[3], uint64_t s1, uint64_t s2)
 {
 	memset(io, 0, 3 * sizeof(*io));
@@ -320,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_rotation),
 		cmocka_unit_test(test_skewed_transfer),
 		cmocka_unit_test(test_cache),
+		cmocka_unit_test(test_write_back),
 		cmocka_unit_test(test_drive_order),
 		cmocka_unit_test(test_ordered_tag),
 		cmocka_unit_test(test_barracuda_qd1),

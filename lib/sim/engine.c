@@ -1,0 +1,692 @@
+/*
+ * The discrete-event engine. It plays the host: streams add requests to a real elv_queue,
+ * the engine dispatches while the device has free slots, completes requests when the device
+ * says so, and calls elv_dispatch() again at elv_next_event() when the policy idles. Events
+ * at the same time run in a fixed order (device completion, then stream wake-ups by time and
+ * sequence, then the policy timer), so a seed fully determines a run.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+struct srq {
+	struct elv_request rq;
+	struct elv_sim_io io;
+	struct elv__stream *st;
+	struct elv__desc d;     /* as issued, before any merge */
+	uint64_t issue_ns;
+	struct srq *chain;      /* requests merged into this one */
+	struct srq *tail;
+	struct srq *next_free;
+};
+
+struct ev {
+	uint64_t t;
+	uint64_t seq;
+	uint32_t stream;
+};
+
+struct eng {
+	const struct elv_sim_config *cfg;
+	struct elv_queue *q;
+	struct elv_sim_dev *dev;
+	struct elv__stream *s;
+	uint32_t ns;
+	struct ev *heap;
+	size_t nheap, capheap;
+	uint64_t evseq;
+	struct srq *free_rq;
+	struct srq **blocks;
+	size_t nblocks;
+	uint64_t now;
+	int err;
+	int draining;
+	uint32_t fg_left;
+	uint64_t end_ns;
+	double queued_sum;
+	uint64_t dispatches;
+	struct elv__vec rlat, wlat;
+	uint64_t rbytes, wbytes, requests;
+	uint64_t last_timer;
+	uint32_t timer_repeat;
+};
+
+/* ---- event heap ----------------------------------------------------------------------- */
+
+static int ev_less(const struct ev *a, const struct ev *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static int ev_push(struct eng *e, uint64_t t, uint32_t stream)
+{
+	size_t i;
+
+	if (e->nheap == e->capheap) {
+		size_t cap = e->capheap ? e->capheap * 2 : 64;
+		struct ev *nv = realloc(e->heap, cap * sizeof(*nv));
+
+		if (!nv)
+			return ELV_ENOMEM;
+		e->heap = nv;
+		e->capheap = cap;
+	}
+	i = e->nheap++;
+	e->heap[i].t = t;
+	e->heap[i].seq = e->evseq++;
+	e->heap[i].stream = stream;
+	while (i && ev_less(&e->heap[i], &e->heap[(i - 1) / 2])) {
+		struct ev tmp = e->heap[i];
+
+		e->heap[i] = e->heap[(i - 1) / 2];
+		e->heap[(i - 1) / 2] = tmp;
+		i = (i - 1) / 2;
+	}
+	return 0;
+}
+
+static struct ev ev_pop(struct eng *e)
+{
+	struct ev top = e->heap[0];
+	size_t i = 0;
+
+	e->heap[0] = e->heap[--e->nheap];
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		struct ev tmp;
+
+		if (l < e->nheap && ev_less(&e->heap[l], &e->heap[m]))
+			m = l;
+		if (r < e->nheap && ev_less(&e->heap[r], &e->heap[m]))
+			m = r;
+		if (m == i)
+			break;
+		tmp = e->heap[i];
+		e->heap[i] = e->heap[m];
+		e->heap[m] = tmp;
+		i = m;
+	}
+	return top;
+}
+
+/* ---- request pool ------------------------------------------------------------------------ */
+
+static struct srq *rq_alloc(struct eng *e)
+{
+	struct srq *r;
+
+	if (!e->free_rq) {
+		size_t i, n = 256;
+		struct srq *blk = calloc(n, sizeof(*blk));
+		struct srq **nb = realloc(e->blocks, (e->nblocks + 1) * sizeof(*nb));
+
+		if (!blk || !nb) {
+			free(blk);
+			if (nb)
+				e->blocks = nb;
+			return NULL;
+		}
+		e->blocks = nb;
+		e->blocks[e->nblocks++] = blk;
+		for (i = 0; i < n; i++) {
+			blk[i].next_free = e->free_rq;
+			e->free_rq = &blk[i];
+		}
+	}
+	r = e->free_rq;
+	e->free_rq = r->next_free;
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+static void rq_free(struct eng *e, struct srq *r)
+{
+	r->next_free = e->free_rq;
+	e->free_rq = r;
+}
+
+/* Merge callback: the absorbed request (and whatever it had absorbed) rides along. */
+static void on_merge(void *ctx, struct elv_request *into, struct elv_request *absorbed,
+		     enum elv_merge_kind kind)
+{
+	struct srq *a = elv_container_of(into, struct srq, rq);
+	struct srq *b = elv_container_of(absorbed, struct srq, rq);
+
+	(void)ctx;
+	(void)kind;
+	if (a->tail)
+		a->tail->chain = b;
+	else
+		a->chain = b;
+	a->tail = b->tail ? b->tail : b;
+}
+
+/* ---- streams ------------------------------------------------------------------------------ */
+
+static void stream_done_check(struct eng *e, struct elv__stream *s)
+{
+	if (s->finished == 1 && !s->inflight) {
+		s->finished = 2;
+		if (!s->sp.background && e->fg_left && !--e->fg_left)
+			e->end_ns = e->now;
+	}
+}
+
+static int issue(struct eng *e, struct elv__stream *s, const struct elv__desc *d)
+{
+	struct srq *r = rq_alloc(e);
+	int ret;
+
+	if (!r)
+		return ELV_ENOMEM;
+	r->st = s;
+	r->d = *d;
+	r->issue_ns = e->now;
+	r->rq.sector = d->sector;
+	r->rq.nr_sectors = d->nr;
+	r->rq.op = d->op;
+	r->rq.flags = d->flags;
+	r->rq.stream = &s->es;
+	ret = elv_add(e->q, &r->rq, e->now);
+	if (ret < 0) {
+		rq_free(e, r);
+		return ret;
+	}
+	s->issued++;
+	s->inflight++;
+	if (d->op == ELV_OP_WRITE)
+		s->inflight_wr++;
+	if (d->op == ELV_OP_READ || (d->flags & ELV_RQ_SYNC))
+		s->inflight_sync++;
+	return 0;
+}
+
+/* Let a stream issue whatever it can at e->now. */
+static void stream_run(struct eng *e, struct elv__stream *s)
+{
+	int guard = 0;
+
+	while (!s->finished && !e->err && !e->draining) {
+		struct elv__desc d;
+		uint64_t wake = ELV_TIME_NEVER;
+		int r = elv__gen_next(s, e->now, &d, &wake);
+
+		if (r == ELV__GEN_REQ) {
+			int ir = issue(e, s, &d);
+
+			if (ir)
+				e->err = ir;
+			if (++guard > 100000)
+				e->err = ELV_EINVAL; /* a generator that never blocks */
+			continue;
+		}
+		if (r == ELV__GEN_SLEEP) {
+			if (wake < s->wake_at) {
+				s->wake_at = wake;
+				if (ev_push(e, wake, s->idx))
+					e->err = ELV_ENOMEM;
+			}
+		} else if (r == ELV__GEN_DONE) {
+			s->finished = 1;
+			stream_done_check(e, s);
+		} else if (r < 0) {
+			e->err = r;
+		}
+		break;
+	}
+}
+
+static void account(struct eng *e, struct srq *r)
+{
+	struct elv__stream *s = r->st;
+	double ms = (double)(e->now - r->issue_ns) / 1e6;
+	uint64_t bytes = (uint64_t)r->d.nr * 512;
+
+	s->inflight--;
+	if (r->d.op == ELV_OP_WRITE)
+		s->inflight_wr--;
+	if (r->d.op == ELV_OP_READ || (r->d.flags & ELV_RQ_SYNC))
+		s->inflight_sync--;
+	elv__gen_complete(s, &r->d, e->now);
+	if (e->draining)
+		return;
+	s->completed++;
+	s->bytes += bytes;
+	s->done_ns = e->now;
+	e->requests++;
+	if (r->d.op == ELV_OP_READ) {
+		e->rbytes += bytes;
+		if (elv__vec_push(&s->rlat, ms) || elv__vec_push(&e->rlat, ms))
+			e->err = ELV_ENOMEM;
+	} else if (r->d.op == ELV_OP_WRITE) {
+		e->wbytes += bytes;
+		if (elv__vec_push(&s->wlat, ms) || elv__vec_push(&e->wlat, ms))
+			e->err = ELV_ENOMEM;
+	}
+}
+
+static void complete(struct eng *e, struct elv_sim_io *io)
+{
+	struct srq *r = io->ctx, *x, *next;
+	uint32_t i;
+
+	if (elv_complete(e->q, &r->rq, e->now)) {
+		e->err = ELV_EINVAL;
+		return;
+	}
+	for (x = r; x; x = next) {
+		next = x->chain;
+		account(e, x);
+	}
+	/* Wake the streams involved, in stream order, after all accounting. */
+	for (i = 0; i < e->ns; i++) {
+		struct elv__stream *s = &e->s[i];
+		int hit = 0;
+
+		for (x = r; x && !hit; x = x->chain)
+			hit = x->st == s;
+		if (hit) {
+			stream_run(e, s);
+			stream_done_check(e, s);
+		}
+	}
+	for (x = r; x; x = next) {
+		next = x->chain;
+		rq_free(e, x);
+	}
+}
+
+/* Dispatch while the device has room. */
+static void kick(struct eng *e)
+{
+	while (!e->err && elv_sim_dev_slots(e->dev)) {
+		struct elv_request *rq;
+		uint32_t queued = elv_queue_nr_queued(e->q);
+		struct srq *r;
+		int ret;
+
+		ret = elv_dispatch(e->q, e->now, e->draining ? ELV_DISPATCH_FORCE : 0, &rq);
+		if (ret == ELV_EAGAIN)
+			break;
+		if (ret) {
+			e->err = ret;
+			break;
+		}
+		if (!e->draining) {
+			e->queued_sum += queued;
+			e->dispatches++;
+		}
+		r = elv_container_of(rq, struct srq, rq);
+		memset(&r->io, 0, sizeof(r->io));
+		r->io.sector = rq->sector;
+		r->io.nr_sectors = rq->nr_sectors;
+		r->io.op = rq->op;
+		r->io.ctx = r;
+		if (elv_sim_dev_submit(e->dev, &r->io, e->now))
+			e->err = ELV_EINVAL;
+	}
+}
+
+/* ---- results ------------------------------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+void elv__lat_summary(double *v, size_t n, struct elv_sim_lat *out)
+{
+	size_t i;
+	double sum = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!n)
+		return;
+	qsort(v, n, sizeof(*v), cmp_double);
+	for (i = 0; i < n; i++)
+		sum += v[i];
+	out->n = n;
+	/* Nearest rank. */
+	out->p50 = v[(size_t)ceil(0.50 * (double)n) - 1];
+	out->p99 = v[(size_t)ceil(0.99 * (double)n) - 1];
+	out->max = v[n - 1];
+	out->mean = sum / (double)n;
+}
+
+static void collect(struct eng *e, struct elv_sim_result *res)
+{
+	struct elv_stats st;
+	double span;
+	unsigned i;
+
+	span = (double)e->end_ns / 1e9;
+	res->makespan_s = span;
+	res->requests = e->requests;
+	res->dispatched = e->dispatches;
+	elv_sim_dev_get_stats(e->dev, &res->dev);
+	if (res->dev.media_accesses) {
+		res->mean_seek_sectors = res->dev.seek_sectors / (double)res->dev.media_accesses;
+		res->mean_seek_ms = res->dev.seek_ms / (double)res->dev.media_accesses;
+	}
+	res->mean_queued = e->dispatches ? e->queued_sum / (double)e->dispatches : 0;
+	elv__lat_summary(e->rlat.v, e->rlat.n, &res->read_lat);
+	elv__lat_summary(e->wlat.v, e->wlat.n, &res->write_lat);
+	res->read_samples_ms = e->rlat.v;
+	res->nr_read_samples = e->rlat.n;
+	e->rlat.v = NULL;
+	e->rlat.n = e->rlat.cap = 0;
+	if (span > 0) {
+		res->read_mbps = (double)e->rbytes / 1e6 / span;
+		res->write_mbps = (double)e->wbytes / 1e6 / span;
+	}
+	res->busy_s = (double)res->dev.busy_ns / 1e9;
+	elv_stats(e->q, &st);
+	res->idle_s = (double)st.idle_ns / 1e9;
+	res->idle_count = st.idle_count;
+	res->expired = st.expired;
+	for (i = 0; i < ELV_SIM_MAX_PSTATS; i++) {
+		const char *name;
+		uint64_t v;
+
+		if (elv_policy_stat(e->q, i, &name, &v))
+			break;
+		snprintf(res->pstat_name[i], sizeof(res->pstat_name[i]), "%s", name);
+		res->pstat_value[i] = v;
+		res->nr_pstats = i + 1;
+	}
+	res->nr_streams = e->ns < ELV_SIM_MAX_STREAMS ? e->ns : ELV_SIM_MAX_STREAMS;
+	for (i = 0; i < res->nr_streams; i++) {
+		struct elv__stream *s = &e->s[i];
+		struct elv_sim_stream_result *sr = &res->streams[i];
+		double t;
+
+		memcpy(sr->name, s->sp.name, sizeof(sr->name));
+		sr->name[sizeof(sr->name) - 1] = 0;
+		/* A background stream counts until the run ended. */
+		t = (double)(s->sp.background ? e->end_ns : s->done_ns) / 1e9;
+		sr->done_s = t;
+		sr->requests = s->completed;
+		sr->bytes = s->bytes;
+		sr->mbps = t > 0 ? (double)s->bytes / 1e6 / t : 0;
+		elv__lat_summary(s->rlat.v, s->rlat.n, &sr->read_lat);
+		elv__lat_summary(s->wlat.v, s->wlat.n, &sr->write_lat);
+	}
+}
+
+/* ---- setup and the loop ---------------------------------------------------------------- */
+
+static int setup_replay(struct eng *e)
+{
+	const struct elv_sim_config *c = e->cfg;
+	uint32_t pids[ELV_SIM_MAX_STREAMS];
+	size_t counts[ELV_SIM_MAX_STREAMS] = { 0 }, i;
+	uint32_t n = 0, k;
+	uint32_t *map = malloc(c->nr_replay * sizeof(*map));
+
+	if (!map)
+		return ELV_ENOMEM;
+	/* One stream per process in order of first appearance; extra processes share. */
+	for (i = 0; i < c->nr_replay; i++) {
+		uint32_t pid = c->replay[i].pid;
+
+		for (k = 0; k < n && pids[k] != pid; k++)
+			;
+		if (k == n) {
+			if (n < ELV_SIM_MAX_STREAMS)
+				pids[n++] = pid;
+			else
+				k = pid % ELV_SIM_MAX_STREAMS;
+		}
+		map[i] = k;
+		counts[k]++;
+	}
+	e->ns = n;
+	e->s = calloc(n ? n : 1, sizeof(*e->s));
+	if (!e->s) {
+		free(map);
+		return ELV_ENOMEM;
+	}
+	for (k = 0; k < n; k++) {
+		struct elv__stream *s = &e->s[k];
+		uint32_t *idx = malloc((counts[k] ? counts[k] : 1) * sizeof(*idx));
+		size_t j = 0;
+
+		if (!idx) {
+			free(map);
+			return ELV_ENOMEM;
+		}
+		for (i = 0; i < c->nr_replay; i++)
+			if (map[i] == k)
+				idx[j++] = (uint32_t)i;
+		s->idx = k;
+		s->sp.kind = ELV__REPLAY;
+		snprintf(s->sp.name, sizeof(s->sp.name), "pid %u", pids[k]);
+		s->wake_at = ELV_TIME_NEVER;
+		if (elv__gen_replay(s, c->replay, idx, j, c->closed_loop, c->dev.capacity)) {
+			free(idx);
+			free(map);
+			return ELV_ENOMEM;
+		}
+	}
+	free(map);
+	return 0;
+}
+
+static int setup(struct eng *e)
+{
+	const struct elv_sim_config *c = e->cfg;
+	struct elv_config qc;
+	uint32_t i;
+	int r;
+
+	r = elv_sim_dev_create(&e->dev, &c->dev);
+	if (r)
+		return r;
+	memset(&qc, 0, sizeof(qc));
+	elv_sim_dev_traits(elv_sim_dev_params(e->dev), &qc.dev);
+	qc.dev.max_sectors = c->max_sectors ? c->max_sectors : 256;
+	qc.nr_requests = 256;
+	qc.merge = on_merge;
+	qc.ctx = e;
+	r = elv_queue_create(&e->q, c->policy, &qc);
+	if (r)
+		return r;
+	for (i = 0; i < c->nr_sets; i++) {
+		r = elv_tunable_set(e->q, c->sets[i].name, c->sets[i].value);
+		if (r)
+			return r;
+	}
+	if (c->replay) {
+		r = setup_replay(e);
+		if (r)
+			return r;
+	} else {
+		e->ns = c->nr_streams;
+		e->s = calloc(e->ns ? e->ns : 1, sizeof(*e->s));
+		if (!e->s)
+			return ELV_ENOMEM;
+		for (i = 0; i < e->ns; i++) {
+			struct elv__stream *s = &e->s[i];
+
+			s->sp = c->streams[i];
+			s->idx = i;
+			/* Each stream draws from its own sequence: adding one changes no other. */
+			elv_sim_rng_seed(&s->rng, c->seed * 0x100000001b3ULL + i + 1);
+			r = elv__gen_init(s, elv_sim_dev_params(e->dev)->capacity);
+			if (r)
+				return r;
+		}
+	}
+	for (i = 0; i < e->ns; i++) {
+		struct elv__stream *s = &e->s[i];
+
+		s->es.ioprio = s->sp.ioprio;
+		r = elv_stream_init(e->q, &s->es, 0);
+		if (r)
+			return r;
+		s->registered = 1;
+		if (!s->sp.background)
+			e->fg_left++;
+	}
+	return e->fg_left ? 0 : ELV_EINVAL;
+}
+
+static double progress_of(const struct eng *e)
+{
+	double f = 1.0;
+	uint32_t i;
+
+	for (i = 0; i < e->ns; i++) {
+		const struct elv__stream *s = &e->s[i];
+
+		if (!s->sp.background && s->units_total) {
+			double x = (double)s->units_done / (double)s->units_total;
+
+			if (x < f)
+				f = x;
+		}
+	}
+	return f;
+}
+
+/* One step: the earliest of device completion, stream wake-up and policy timer. */
+static int step(struct eng *e, uint64_t limit)
+{
+	uint64_t td = elv_sim_dev_next(e->dev);
+	uint64_t te = e->nheap ? e->heap[0].t : ELV_TIME_NEVER;
+	uint64_t tq = elv_queue_nr_queued(e->q) ? elv_next_event(e->q) : ELV_TIME_NEVER;
+	uint64_t t = td < te ? td : te;
+
+	if (tq < t)
+		t = tq;
+	if (t == ELV_TIME_NEVER)
+		return 0; /* nothing can happen any more */
+	if (t < e->now)
+		t = e->now; /* a timer in the past means "now" */
+	if (t > limit)
+		return 0;
+	e->now = t;
+	if (td == t) {
+		struct elv_sim_io *io = elv_sim_dev_finish(e->dev, t);
+
+		if (io)
+			complete(e, io);
+	} else if (te == t) {
+		struct ev ev = ev_pop(e);
+		struct elv__stream *s = &e->s[ev.stream];
+
+		if (s->wake_at == ev.t)
+			s->wake_at = ELV_TIME_NEVER;
+		stream_run(e, s);
+	} else if (t == e->last_timer && ++e->timer_repeat > 1000) {
+		e->err = ELV_EAGAIN; /* the policy keeps asking for a timer it does not use */
+	} else if (t != e->last_timer) {
+		e->last_timer = t;
+		e->timer_repeat = 0;
+	}
+	kick(e);
+	return 1;
+}
+
+static void drain(struct eng *e)
+{
+	uint64_t guard = 0;
+
+	/* Stop issuing, force out what is queued, let the device finish. */
+	e->draining = 1;
+	kick(e);
+	while (!e->err && (elv_sim_dev_next(e->dev) != ELV_TIME_NEVER ||
+			   elv_queue_nr_queued(e->q)) && guard++ < 100000000) {
+		uint64_t td = elv_sim_dev_next(e->dev);
+
+		if (td != ELV_TIME_NEVER) {
+			struct elv_sim_io *io;
+
+			e->now = td > e->now ? td : e->now;
+			io = elv_sim_dev_finish(e->dev, e->now);
+			if (io)
+				complete(e, io);
+		}
+		kick(e);
+		if (td == ELV_TIME_NEVER && elv_queue_nr_queued(e->q) &&
+		    !elv_sim_dev_slots(e->dev))
+			break;
+	}
+}
+
+static void teardown(struct eng *e)
+{
+	uint32_t i;
+	size_t b;
+
+	if (e->q) {
+		for (i = 0; i < e->ns; i++)
+			if (e->s[i].registered)
+				elv_stream_exit(e->q, &e->s[i].es, e->now);
+		elv_queue_destroy(e->q);
+	}
+	for (i = 0; e->s && i < e->ns; i++)
+		elv__gen_exit(&e->s[i]);
+	free(e->s);
+	elv_sim_dev_destroy(e->dev);
+	free(e->heap);
+	for (b = 0; b < e->nblocks; b++)
+		free(e->blocks[b]);
+	free(e->blocks);
+	elv__vec_free(&e->rlat);
+	elv__vec_free(&e->wlat);
+}
+
+int elv_sim_run(const struct elv_sim_config *cfg, struct elv_sim_result *res)
+{
+	struct eng e;
+	uint64_t limit, steps = 0;
+	uint32_t i;
+	int r;
+
+	if (!cfg || !res || !cfg->policy || (!cfg->replay && !cfg->nr_streams) ||
+	    cfg->nr_streams > ELV_SIM_MAX_STREAMS || cfg->nr_sets > ELV_SIM_MAX_SETS)
+		return ELV_EINVAL;
+	memset(res, 0, sizeof(*res));
+	snprintf(res->policy, sizeof(res->policy), "%s", elv_policy_name(cfg->policy));
+	memset(&e, 0, sizeof(e));
+	e.cfg = cfg;
+	r = setup(&e);
+	if (r) {
+		teardown(&e);
+		return r;
+	}
+	limit = cfg->time_limit_ns ? cfg->time_limit_ns : 3600ULL * 1000000000ULL;
+	for (i = 0; i < e.ns; i++)
+		stream_run(&e, &e.s[i]);
+	kick(&e);
+	while (!e.err && e.fg_left) {
+		if (!step(&e, limit))
+			break;
+		if (cfg->progress && (++steps & 0x3fff) == 0)
+			cfg->progress(cfg->progress_ctx, progress_of(&e));
+	}
+	if (e.fg_left) {
+		/* Time limit, or a deadlock (nothing pending while streams wait). */
+		res->truncated = 1;
+		e.end_ns = e.now;
+	}
+	res->error = e.err;
+	collect(&e, res);
+	drain(&e);
+	teardown(&e);
+	return 0;
+}
+
+void elv_sim_result_free(struct elv_sim_result *res)
+{
+	if (!res)
+		return;
+	free(res->read_samples_ms);
+	res->read_samples_ms = NULL;
+	res->nr_read_samples = 0;
+}
