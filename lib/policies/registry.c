@@ -5,6 +5,7 @@ static const struct elv_policy *const elv_builtin[] = {
 	&elv_policy_noop,
 	&elv_policy_deadline,
 	&elv_policy_anticipatory,
+	&elv_policy_cfq,
 };
 
 #define ELV_NR_BUILTIN (sizeof(elv_builtin) / sizeof(elv_builtin[0]))

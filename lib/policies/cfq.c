@@ -1,0 +1,1517 @@
+/*
+ * cfq: completely fair queueing, modelled on the mature 2.6/3.x Linux scheduler.
+ *
+ * Every stream owns a sync queue (kept in its private area); async work is pooled in queues
+ * shared per priority class and level. Queues take turns at the device in time slices whose
+ * length follows their priority. Busy queues wait on service trees, one per class (RT, BE)
+ * and workload type (async, sync-noidle, sync) plus one for the IDLE class, keyed by the time
+ * they should next run. The single (root) group serves one class/type workload for a share
+ * of target_latency, then picks the workload whose leftmost queue is most overdue.
+ *
+ * A sync queue that runs dry is kept for slice_idle in the hope that its stream's next,
+ * nearby request arrives (the host gets nothing meanwhile and elv_next_event() tells it when
+ * to come back). Think time and seekiness decide whether that pays off.
+ *
+ * Not modelled: cgroups (there is one group), cooperating-queue merging, NCQ depth probing
+ * (the device traits give the depth), request allocation limits (may_queue).
+ */
+#ifndef ELV_ALLOW_PRIVATE_ACCESS
+#define ELV_ALLOW_PRIVATE_ACCESS 1
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elevator/policy.h"
+
+#define CFQ_MS 1000000LL
+#define CFQ_IDLE_DELAY (200 * CFQ_MS) /* IDLE-class queues queue up this far behind */
+#define CFQ_MIN_TT (2 * CFQ_MS)       /* shortest workload slice */
+#define CFQ_FRONT_OFFSET (1000 * CFQ_MS) /* preempting queue is keyed this far ahead */
+#define CFQ_SLICE_SCALE 5
+#define CFQ_SEEK_THR 800ULL      /* sectors: farther than this counts as a seek */
+#define CFQ_CLOSE_THR 8192ULL    /* sectors: "close" to the head for preemption */
+#define CFQ_SECT_THR_NONROT 64u  /* sectors: smaller requests count as seeky on flash */
+#define CFQ_PAGE_SECTORS 8u      /* a request larger than this ends an idle wait at once */
+#define CFQ_DEEP_QUEUED 4u
+#define CFQ_LEVELS 8u
+
+enum { CFQ_RT = 0, CFQ_BE = 1, CFQ_IDLE = 2 };             /* class index */
+enum { CFQ_ASYNC = 0, CFQ_SYNC_NOIDLE = 1, CFQ_SYNC = 2 };  /* workload type */
+enum { CFQ_IDLE_AUTO = 0, CFQ_IDLE_ALWAYS = 1, CFQ_IDLE_NEVER = 2 }; /* idle_mode */
+
+enum cfqq_flags {
+	CFQQ_ON_RR = 1u << 0,         /* busy: on a service tree */
+	CFQQ_WAIT_REQUEST = 1u << 1,  /* idle timer armed for this queue */
+	CFQQ_MUST_DISPATCH = 1u << 2, /* a request arrived while idling: serve it */
+	CFQQ_FIFO_EXPIRE = 1u << 3,   /* FIFO already looked at this slice */
+	CFQQ_IDLE_WINDOW = 1u << 4,   /* worth idling for (think time, seekiness) */
+	CFQQ_SLICE_NEW = 1u << 5,     /* slice starts at the first completion */
+	CFQQ_SYNC = 1u << 6,          /* a stream's sync queue */
+	CFQQ_DEEP = 1u << 7,          /* has had CFQ_DEEP_QUEUED requests queued */
+	CFQQ_WAIT_BUSY = 1u << 8,     /* slice stretched to wait for one more request */
+	CFQQ_HAS_POS = 1u << 9        /* last_request_pos is meaningful */
+};
+
+enum cfq_stat {
+	CFQ_ST_SLICES,
+	CFQ_ST_IDLE_WAITS,
+	CFQ_ST_IDLE_HITS,
+	CFQ_ST_IDLE_TIMEOUTS,
+	CFQ_ST_PREEMPTIONS,
+	CFQ_ST_FIFO_EXPIRED,
+	CFQ_ST_ASYNC_BUDGET,
+	CFQ_ST_WORKLOAD_SWITCHES,
+	CFQ_ST_FORCED,
+	CFQ_ST_WAIT_BUSY,
+	CFQ_NR_STATS
+};
+
+/* Think time: decaying average of the gap between a completion and the next request. */
+struct cfq_ttime {
+	struct elv_avg avg;
+	uint64_t last_end;
+};
+
+struct cfq_st {
+	struct elv_rb_root rb;  /* queues by rb_key */
+	uint32_t count;
+	uint8_t cls;
+	uint8_t type;
+	uint8_t idx;            /* position in tree scan order, 0..6 */
+	struct cfq_ttime ttime; /* think time of the tree (service-tree idling) */
+};
+
+struct cfq_queue {
+	struct elv_rb_node st_node;   /* link in its service tree */
+	struct elv_rb_root sort_list; /* queued requests by sector */
+	struct elv_list fifo;         /* queued requests by arrival */
+	struct elv_request *next_rq;  /* where the head would go next within this queue */
+	struct cfq_st *st;            /* tree it is on, NULL when not busy */
+	struct elv_stream *stream;    /* owner of a sync queue, NULL for shared async queues */
+	uint64_t rb_key;
+	uint64_t slice_start;
+	uint64_t slice_end;
+	uint64_t dispatch_start;
+	int64_t allocated_slice;
+	int64_t slice_resid;          /* unused (positive) or overrun slice carried to the key */
+	uint64_t last_request_pos;
+	uint32_t queued;
+	uint32_t dispatched;          /* in flight, requeued ones included */
+	uint32_t slice_dispatch;
+	uint32_t prio_pending;        /* queued metadata requests */
+	uint32_t seek_history;        /* one bit per request: 1 for a seek */
+	uint16_t flags;
+	uint8_t cls;
+	uint8_t level;
+};
+
+/* What CFQ keeps in a stream's private area. */
+struct cfq_stream {
+	struct cfq_queue sq;
+	struct cfq_ttime ttime;
+	uint32_t async_held; /* async requests of this stream held (queued or in flight) */
+	uint8_t async_prio;  /* priority its async requests were filed under */
+};
+
+_Static_assert(sizeof(struct cfq_stream) <= sizeof(((struct elv_stream *)0)->ELV_PRIVATE(priv)),
+	       "cfq stream state must fit in the stream's private area");
+
+struct cfq_data {
+	/* tunables (internal units: ns, requests, KiB) */
+	int64_t quantum;
+	int64_t fifo_expire_sync;
+	int64_t fifo_expire_async;
+	int64_t back_seek_max;
+	int64_t back_seek_penalty;
+	int64_t slice_sync;
+	int64_t slice_async;
+	int64_t slice_async_rq;
+	int64_t slice_idle;
+	int64_t group_idle;
+	int64_t low_latency;
+	int64_t target_latency;
+	int64_t idle_mode;
+
+	struct cfq_st st[2][3]; /* RT and BE, by workload type */
+	struct cfq_st st_idle;
+	struct cfq_queue async_q[2][CFQ_LEVELS];
+	struct cfq_queue async_idle;
+	struct cfq_queue *active;
+	struct cfq_ttime grp_ttime;
+	uint64_t workload_expires;
+	uint64_t last_position;
+	uint64_t last_delayed_sync;
+	uint64_t idle_end; /* idle timer, ELV_TIME_NEVER when not armed */
+	struct elv_request *merge_hint; /* just grew by a back merge: find_start looks there */
+	uint32_t busy_queues;
+	uint32_t busy_sync_queues;
+	uint32_t rq_queued;
+	uint32_t rq_in_flight[2]; /* [0] async queues, [1] sync queues */
+	uint32_t busy_avg[2];     /* sticky average of busy RT / BE queues */
+	uint8_t serving_class;
+	uint8_t serving_type;
+	uint8_t clock_set;
+	uint8_t pad;
+	uint64_t stat[CFQ_NR_STATS];
+};
+
+/* ---- small helpers ------------------------------------------------------------------- */
+
+static struct cfq_data *cfq_data(const struct elv_queue *q)
+{
+	return elv_queue_data(q);
+}
+
+static struct cfq_stream *cfq_stream(struct elv_stream *s)
+{
+	return (struct cfq_stream *)(void *)s->ELV_PRIVATE(priv).u64;
+}
+
+static int cfq_before(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b) < 0;
+}
+
+static int64_t cfq_left(uint64_t end, uint64_t now)
+{
+	return (int64_t)(end - now);
+}
+
+static int64_t cfq_max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+static int64_t cfq_min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* a * b / c for non-negative values; falls back to microseconds if the product overflows. */
+static int64_t cfq_muldiv(int64_t a, int64_t b, int64_t c)
+{
+	if (c <= 0 || a <= 0 || b <= 0)
+		return 0;
+	if (a <= INT64_MAX / b)
+		return a * b / c;
+	if (c >= 1000)
+		return cfq_muldiv(a / 1000, b, c / 1000);
+	return INT64_MAX;
+}
+
+static unsigned cfq_popcount(uint32_t x)
+{
+	unsigned n = 0;
+
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+}
+
+static int cfqq_sync(const struct cfq_queue *cq)
+{
+	return (cq->flags & CFQQ_SYNC) != 0;
+}
+
+static int cfqq_seeky(const struct cfq_queue *cq)
+{
+	return cfq_popcount(cq->seek_history) > 32 / 8;
+}
+
+static unsigned cfqq_type(const struct cfq_queue *cq)
+{
+	if (!cfqq_sync(cq))
+		return CFQ_ASYNC;
+	return (cq->flags & CFQQ_IDLE_WINDOW) ? CFQ_SYNC : CFQ_SYNC_NOIDLE;
+}
+
+static struct cfq_st *cfq_st_for(struct cfq_data *cd, unsigned cls, unsigned type)
+{
+	return cls == CFQ_IDLE ? &cd->st_idle : &cd->st[cls][type];
+}
+
+static struct cfq_queue *cfq_st_queue(const struct elv_rb_node *n)
+{
+	return n ? elv_container_of(n, struct cfq_queue, st_node) : NULL;
+}
+
+static uint32_t cfq_class_busy(const struct cfq_data *cd, unsigned cls)
+{
+	if (cls == CFQ_IDLE)
+		return cd->st_idle.count;
+	return cd->st[cls][0].count + cd->st[cls][1].count + cd->st[cls][2].count;
+}
+
+/* Normalised priority: no class means BE level 4 (as elv_rq_prio()), IDLE is level 7. */
+static uint8_t cfq_norm_prio(uint8_t p)
+{
+	unsigned cls = ELV_PRIO_CLASS(p), lvl = ELV_PRIO_LEVEL(p);
+
+	if (cls == ELV_PRIO_NONE)
+		return ELV_PRIO(ELV_PRIO_BE, ELV_PRIO_DEFAULT_LEVEL);
+	if (cls == ELV_PRIO_IDLE)
+		lvl = CFQ_LEVELS - 1;
+	return ELV_PRIO(cls, lvl);
+}
+
+static uint8_t cfq_prio_cls(uint8_t norm)
+{
+	switch (ELV_PRIO_CLASS(norm)) {
+	case ELV_PRIO_RT:
+		return CFQ_RT;
+	case ELV_PRIO_IDLE:
+		return CFQ_IDLE;
+	default:
+		return CFQ_BE;
+	}
+}
+
+static int cfq_idle_allowed(const struct elv_queue *q, const struct cfq_data *cd)
+{
+	const struct elv_device_traits *dev = &elv_queue_config(q)->dev;
+
+	if (cd->idle_mode == CFQ_IDLE_ALWAYS)
+		return 1;
+	if (cd->idle_mode == CFQ_IDLE_NEVER)
+		return 0;
+	return dev->rotational || dev->queue_depth <= 1;
+}
+
+static int cfq_nonrot(const struct elv_queue *q)
+{
+	return !elv_queue_config(q)->dev.rotational;
+}
+
+/* ---- slices ------------------------------------------------------------------------- */
+
+/* base + base/5 * (4 - level): 180 ms at level 0 down to 40 ms at level 7 for 100 ms. */
+static int64_t cfq_prio_slice(const struct cfq_data *cd, int sync, unsigned level)
+{
+	int64_t base = sync ? cd->slice_sync : cd->slice_async;
+
+	return base + base / CFQ_SLICE_SCALE * (4 - (int64_t)level);
+}
+
+static int64_t cfqq_prio_slice(const struct cfq_data *cd, const struct cfq_queue *cq)
+{
+	return cfq_prio_slice(cd, cfqq_sync(cq), cq->level);
+}
+
+/* Sticky average of busy queues of a class: rises at once, decays slowly. */
+static uint32_t cfq_avg_queues(struct cfq_data *cd, int rt)
+{
+	unsigned i = rt ? CFQ_RT : CFQ_BE;
+	uint32_t busy = cfq_class_busy(cd, i), avg = cd->busy_avg[i];
+	uint32_t lo = avg < busy ? avg : busy, hi = avg < busy ? busy : avg;
+
+	cd->busy_avg[i] = (3 * hi + lo + 2) / 4;
+	return cd->busy_avg[i];
+}
+
+/* low_latency: shrink slices so every busy queue of the class runs within target_latency. */
+static int64_t cfq_scaled_slice(struct cfq_data *cd, const struct cfq_queue *cq)
+{
+	int64_t slice = cfqq_prio_slice(cd, cq);
+	int64_t iq, expect, low;
+
+	if (!cd->low_latency)
+		return slice;
+	iq = cfq_avg_queues(cd, cq->cls == CFQ_RT);
+	expect = cd->slice_sync > 0 && iq > INT64_MAX / cd->slice_sync ? INT64_MAX
+								   : cd->slice_sync * iq;
+	if (expect <= cd->target_latency)
+		return slice;
+	low = cfq_min64(slice, cfq_muldiv(2 * cd->slice_idle, slice, cd->slice_sync));
+	return cfq_max64(cfq_muldiv(slice, cd->target_latency, expect), low);
+}
+
+static int cfq_slice_used(const struct cfq_queue *cq, uint64_t now)
+{
+	if (cq->flags & CFQQ_SLICE_NEW)
+		return 0;
+	return !cfq_before(now, cq->slice_end);
+}
+
+/* ---- think time and seeks ------------------------------------------------------------- */
+
+static void cfq_ttime_sample(struct cfq_ttime *t, uint64_t now, int64_t idle)
+{
+	uint64_t gap = now - t->last_end, cap = (uint64_t)(2 * idle);
+
+	if (cfq_before(now, t->last_end))
+		gap = 0;
+	elv_avg_add(&t->avg, gap < cap ? gap : cap);
+}
+
+static int cfq_ttime_big(const struct cfq_data *cd, const struct cfq_ttime *t, int group)
+{
+	int64_t lim = group ? cd->group_idle : cd->slice_idle;
+
+	if (!elv_avg_valid(&t->avg))
+		return 0;
+	return t->avg.mean > (uint64_t)lim;
+}
+
+static void cfq_update_seek(const struct elv_queue *q, struct cfq_queue *cq,
+			    const struct elv_request *rq)
+{
+	uint64_t d = 0;
+	uint32_t bit;
+
+	if (cq->flags & CFQQ_HAS_POS)
+		d = rq->sector > cq->last_request_pos ? rq->sector - cq->last_request_pos
+						      : cq->last_request_pos - rq->sector;
+	if (cfq_nonrot(q))
+		bit = rq->nr_sectors < CFQ_SECT_THR_NONROT;
+	else
+		bit = d > CFQ_SEEK_THR;
+	cq->seek_history = (cq->seek_history << 1) | bit;
+}
+
+/* Sync queues idle while their stream thinks briefly and reads near where it was. */
+static void cfq_update_idle_window(struct cfq_data *cd, struct cfq_queue *cq)
+{
+	const struct cfq_stream *cs;
+	int enable;
+
+	if (!cq->stream || cq->cls == CFQ_IDLE)
+		return;
+	cs = cfq_stream(cq->stream);
+	enable = (cq->flags & CFQQ_IDLE_WINDOW) != 0;
+	if (cq->queued >= CFQ_DEEP_QUEUED)
+		cq->flags |= CFQQ_DEEP;
+	if (!cd->slice_idle || (!(cq->flags & CFQQ_DEEP) && cfqq_seeky(cq)))
+		enable = 0;
+	else if (elv_avg_valid(&cs->ttime.avg))
+		enable = cs->ttime.avg.mean <= (uint64_t)cd->slice_idle;
+	if (enable)
+		cq->flags |= CFQQ_IDLE_WINDOW;
+	else
+		cq->flags &= (uint16_t)~CFQQ_IDLE_WINDOW;
+}
+
+/* ---- service trees ------------------------------------------------------------------ */
+
+static struct cfq_queue *cfq_st_last(const struct cfq_st *st)
+{
+	struct elv_rb_node *n = st->rb.root;
+
+	while (n && n->right)
+		n = n->right;
+	return cfq_st_queue(n);
+}
+
+/* A stream's new priority takes effect when its queue is next filed, never mid-slice. */
+static void cfq_refresh_prio(struct cfq_queue *cq)
+{
+	uint8_t p = cfq_norm_prio(cq->stream->ioprio);
+	uint8_t cls = cfq_prio_cls(p), lvl = (uint8_t)ELV_PRIO_LEVEL(p);
+
+	if (cls == cq->cls && lvl == cq->level)
+		return;
+	if (cls == CFQ_IDLE)
+		cq->flags &= (uint16_t)~CFQQ_IDLE_WINDOW;
+	else if (cq->cls == CFQ_IDLE)
+		cq->flags |= CFQQ_IDLE_WINDOW;
+	cq->cls = cls;
+	cq->level = lvl;
+}
+
+/* Lower priorities are filed further in the future; a leftover slice files earlier. */
+static int64_t cfq_slice_offset(const struct cfq_data *cd, const struct cfq_queue *cq)
+{
+	int64_t others = cd->busy_queues ? (int64_t)cd->busy_queues - 1 : 0;
+
+	return others * (cfq_prio_slice(cd, 1, 0) - cfqq_prio_slice(cd, cq));
+}
+
+static void cfq_st_erase(struct cfq_queue *cq)
+{
+	elv_rb_erase(&cq->st->rb, &cq->st_node);
+	cq->st->count--;
+	cq->st = NULL;
+}
+
+static void cfq_st_insert(struct cfq_st *st, struct cfq_queue *cq)
+{
+	struct elv_rb_node **link = &st->rb.root, *parent = NULL;
+	int leftmost = 1;
+
+	while (*link) {
+		parent = *link;
+		if (cfq_before(cq->rb_key, cfq_st_queue(parent)->rb_key)) {
+			link = &parent->left;
+		} else {
+			link = &parent->right;
+			leftmost = 0;
+		}
+	}
+	elv_rb_insert(&st->rb, &cq->st_node, parent, link, leftmost);
+	st->count++;
+	cq->st = st;
+}
+
+static void cfq_service_tree_add(struct cfq_data *cd, struct cfq_queue *cq, int add_front,
+				 uint64_t now)
+{
+	struct cfq_st *st;
+	struct cfq_queue *o;
+	uint64_t key;
+
+	if (cq->stream && cq != cd->active)
+		cfq_refresh_prio(cq);
+	st = cfq_st_for(cd, cq->cls, cfqq_type(cq));
+	if (cq->cls == CFQ_IDLE) {
+		o = cfq_st_last(st);
+		key = (o && o != cq ? o->rb_key : now) + (uint64_t)CFQ_IDLE_DELAY;
+	} else if (!add_front) {
+		key = now + (uint64_t)cfq_slice_offset(cd, cq) - (uint64_t)cq->slice_resid;
+		cq->slice_resid = 0;
+	} else {
+		o = cfq_st_queue(st->rb.first);
+		key = (o ? o->rb_key : now) - (uint64_t)CFQ_FRONT_OFFSET;
+	}
+	if (cq->st) {
+		if (key == cq->rb_key && cq->st == st)
+			return;
+		cfq_st_erase(cq);
+	}
+	cq->rb_key = key;
+	cfq_st_insert(st, cq);
+}
+
+static void cfq_add_rr(struct cfq_data *cd, struct cfq_queue *cq, uint64_t now)
+{
+	cq->flags |= CFQQ_ON_RR;
+	cd->busy_queues++;
+	if (cfqq_sync(cq))
+		cd->busy_sync_queues++;
+	cfq_service_tree_add(cd, cq, 0, now);
+}
+
+static void cfq_del_rr(struct cfq_data *cd, struct cfq_queue *cq)
+{
+	cfq_st_erase(cq);
+	cq->flags &= (uint16_t)~CFQQ_ON_RR;
+	cd->busy_queues--;
+	if (cfqq_sync(cq))
+		cd->busy_sync_queues--;
+}
+
+/* ---- requests within a queue ---------------------------------------------------------- */
+
+/* A request's own class wins; else its stream's, as it was when the stream's async run began. */
+static uint8_t cfq_async_prio(const struct elv_request *rq)
+{
+	const struct cfq_stream *cs;
+
+	if (ELV_PRIO_CLASS(rq->ioprio) != ELV_PRIO_NONE)
+		return rq->ioprio;
+	if (!rq->stream)
+		return 0;
+	cs = cfq_stream(rq->stream);
+	return cs->async_held ? cs->async_prio : rq->stream->ioprio;
+}
+
+static struct cfq_queue *cfq_async_queue(struct cfq_data *cd, uint8_t prio)
+{
+	uint8_t p = cfq_norm_prio(prio);
+
+	switch (cfq_prio_cls(p)) {
+	case CFQ_IDLE:
+		return &cd->async_idle;
+	case CFQ_RT:
+		return &cd->async_q[0][ELV_PRIO_LEVEL(p)];
+	default:
+		return &cd->async_q[1][ELV_PRIO_LEVEL(p)];
+	}
+}
+
+/* The queue a held request lives in: its stream's sync queue, or a shared async one. */
+static struct cfq_queue *cfq_rq_queue(struct cfq_data *cd, const struct elv_request *rq)
+{
+	if (rq->stream && elv_rq_is_sync(rq))
+		return &cfq_stream(rq->stream)->sq;
+	return cfq_async_queue(cd, cfq_async_prio(rq));
+}
+
+/* A stream's async requests are filed by its priority of the moment they started. */
+static void cfq_async_hold(struct elv_request *rq)
+{
+	struct cfq_stream *cs;
+
+	if (!rq->stream || elv_rq_is_sync(rq))
+		return;
+	cs = cfq_stream(rq->stream);
+	if (cs->async_held++ == 0)
+		cs->async_prio = rq->stream->ioprio;
+}
+
+static void cfq_async_release(const struct elv_request *rq)
+{
+	struct cfq_stream *cs;
+
+	if (!rq->stream || elv_rq_is_sync(rq))
+		return;
+	cs = cfq_stream(rq->stream);
+	if (cs->async_held)
+		cs->async_held--;
+}
+
+/* Sync over async, metadata over data, then the cheaper seek from @last. */
+static struct elv_request *cfq_choose_req(const struct cfq_data *cd, struct elv_request *r1,
+					  struct elv_request *r2, uint64_t last)
+{
+	int s1, s2, m1, m2;
+
+	if (!r1 || r1 == r2)
+		return r2;
+	if (!r2)
+		return r1;
+	s1 = elv_rq_is_sync(r1);
+	s2 = elv_rq_is_sync(r2);
+	if (s1 != s2)
+		return s1 ? r1 : r2;
+	m1 = (r1->flags & ELV_RQ_META) != 0;
+	m2 = (r2->flags & ELV_RQ_META) != 0;
+	if (m1 != m2)
+		return m1 ? r1 : r2;
+	return elv_seek_choose(r1, r2, last, (uint64_t)cd->back_seek_max * 2,
+			       (uint32_t)cd->back_seek_penalty);
+}
+
+/* The request to follow @last, scored from its start; wraps to the lowest sector. */
+static struct elv_request *cfq_find_next_rq(const struct cfq_data *cd,
+					    const struct cfq_queue *cq,
+					    const struct elv_request *last)
+{
+	struct elv_request *prev = elv_sort_prev(last), *next = elv_sort_next(last);
+
+	if (!next) {
+		next = elv_sort_first(&cq->sort_list);
+		if (next == last)
+			next = NULL;
+	}
+	return cfq_choose_req(cd, next, prev, last->sector);
+}
+
+static void cfq_del_rq(struct cfq_data *cd, struct cfq_queue *cq, struct elv_request *rq)
+{
+	if (cd->merge_hint == rq)
+		cd->merge_hint = NULL;
+	if (cq->next_rq == rq)
+		cq->next_rq = cfq_find_next_rq(cd, cq, rq);
+	elv_list_del(&rq->ELV_PRIVATE(fifo));
+	elv_sort_del(&cq->sort_list, rq);
+	cq->queued--;
+	cd->rq_queued--;
+	if (rq->flags & ELV_RQ_META)
+		cq->prio_pending--;
+}
+
+/* ---- idling ------------------------------------------------------------------------ */
+
+static void cfq_timer_cancel(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
+{
+	if (cd->idle_end == ELV_TIME_NEVER)
+		return;
+	cd->idle_end = ELV_TIME_NEVER;
+	if (cd->active)
+		cd->active->flags &= (uint16_t)~CFQQ_WAIT_REQUEST;
+	elv_idle_stop(q, now);
+}
+
+static int cfq_should_idle(const struct elv_queue *q, const struct cfq_data *cd,
+			   const struct cfq_queue *cq)
+{
+	if (!cd->slice_idle || !cfq_idle_allowed(q, cd) || cq->cls == CFQ_IDLE || !cq->st)
+		return 0;
+	if (cq->flags & CFQQ_IDLE_WINDOW)
+		return 1;
+	/* service-tree idling: the last sync-noidle queue keeps its tree's turn */
+	return cq->st->count == 1 && cfqq_sync(cq) && !cfq_ttime_big(cd, &cq->st->ttime, 0);
+}
+
+static void cfq_arm_slice_timer(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
+{
+	struct cfq_queue *cq = cd->active;
+	const struct cfq_stream *cs;
+	int group = 0;
+
+	if (!cfq_idle_allowed(q, cd) || !cq->stream)
+		return;
+	if (!cfq_should_idle(q, cd, cq)) {
+		if (!cd->group_idle)
+			return;
+		group = 1;
+	}
+	if (cq->dispatched)
+		return;
+	/* the stream would think past the end of its slice anyway */
+	cs = cfq_stream(cq->stream);
+	if (elv_avg_valid(&cs->ttime.avg) &&
+	    cfq_left(cq->slice_end, now) < (int64_t)cs->ttime.avg.mean)
+		return;
+	if (group && (cd->busy_queues > 1 || cfq_ttime_big(cd, &cq->st->ttime, 1)))
+		return;
+	cq->flags |= CFQQ_WAIT_REQUEST;
+	cd->idle_end = now + (uint64_t)(group ? cd->group_idle : cd->slice_idle);
+	cd->stat[CFQ_ST_IDLE_WAITS]++;
+	elv_idle_start(q, now);
+}
+
+/* ---- active queue --------------------------------------------------------------------- */
+
+static void cfq_set_active(struct cfq_data *cd, struct cfq_queue *cq, uint64_t now)
+{
+	cq->slice_start = 0;
+	cq->slice_end = 0;
+	cq->dispatch_start = now;
+	cq->allocated_slice = 0;
+	cq->slice_dispatch = 0;
+	cq->flags &= (uint16_t)~(CFQQ_WAIT_REQUEST | CFQQ_MUST_DISPATCH | CFQQ_FIFO_EXPIRE);
+	cq->flags |= CFQQ_SLICE_NEW;
+	cd->active = cq;
+	cd->stat[CFQ_ST_SLICES]++;
+}
+
+static void cfq_set_prio_slice(struct cfq_data *cd, struct cfq_queue *cq, uint64_t now)
+{
+	int64_t slice = cfq_scaled_slice(cd, cq);
+
+	cq->slice_start = now;
+	cq->slice_end = now + (uint64_t)slice;
+	cq->allocated_slice = slice;
+}
+
+/* End the active queue's turn; @timed_out keeps what is left of the slice for its key. */
+static void cfq_expire(struct elv_queue *q, struct cfq_data *cd, int timed_out, uint64_t now)
+{
+	struct cfq_queue *cq = cd->active;
+
+	if (!cq)
+		return;
+	cfq_timer_cancel(q, cd, now);
+	cq->flags &= (uint16_t)~(CFQQ_WAIT_REQUEST | CFQQ_WAIT_BUSY);
+	if (timed_out) {
+		if (cq->flags & CFQQ_SLICE_NEW)
+			cq->slice_resid = cfq_scaled_slice(cd, cq);
+		else
+			cq->slice_resid = cfq_left(cq->slice_end, now);
+	}
+	cd->active = NULL;
+	if (!(cq->flags & CFQQ_ON_RR))
+		return;
+	if (!cq->queued)
+		cfq_del_rr(cd, cq);
+	else
+		cfq_service_tree_add(cd, cq, 0, now);
+}
+
+/* Which class and workload type to serve, and for how long. */
+static void cfq_choose_workload(struct cfq_data *cd, uint64_t now)
+{
+	unsigned cls, type, t;
+	const struct cfq_queue *best = NULL, *o;
+	int64_t slice, busy, tmp;
+
+	cls = cfq_class_busy(cd, CFQ_RT) ? CFQ_RT : cfq_class_busy(cd, CFQ_BE) ? CFQ_BE : CFQ_IDLE;
+	if (cls == CFQ_IDLE) {
+		cd->serving_class = CFQ_IDLE;
+		cd->workload_expires = now + 1;
+		return;
+	}
+	if (cd->serving_class == cls && cd->st[cls][cd->serving_type].count &&
+	    cfq_before(now, cd->workload_expires))
+		return;
+	type = CFQ_SYNC_NOIDLE;
+	for (t = 0; t < 3; t++) {
+		o = cfq_st_queue(cd->st[cls][t].rb.first);
+		if (o && (!best || cfq_before(o->rb_key, best->rb_key))) {
+			best = o;
+			type = t;
+		}
+	}
+	if (cd->serving_class != cls || cd->serving_type != type)
+		cd->stat[CFQ_ST_WORKLOAD_SWITCHES]++;
+	cd->serving_class = (uint8_t)cls;
+	cd->serving_type = (uint8_t)type;
+
+	/* a share of target_latency proportional to the queues of this type */
+	busy = cfq_max64(cd->busy_avg[cls], cfq_class_busy(cd, cls));
+	slice = cfq_muldiv(cd->target_latency, cd->st[cls][type].count, busy);
+	if (type == CFQ_ASYNC) {
+		tmp = cfq_muldiv(cd->target_latency,
+				 cd->st[CFQ_RT][CFQ_ASYNC].count + cd->st[CFQ_BE][CFQ_ASYNC].count,
+				 cd->busy_queues);
+		slice = cfq_muldiv(cfq_min64(slice, tmp), cd->slice_async, cd->slice_sync);
+	} else {
+		slice = cfq_max64(slice, 2 * cd->slice_idle);
+	}
+	slice = cfq_max64(slice, CFQ_MIN_TT);
+	cd->workload_expires = now + (uint64_t)slice;
+}
+
+static struct cfq_queue *cfq_get_next_queue(struct cfq_data *cd, uint64_t now)
+{
+	if (!cd->rq_queued)
+		return NULL;
+	cfq_choose_workload(cd, now);
+	return cfq_st_queue(cfq_st_for(cd, cd->serving_class, cd->serving_type)->rb.first);
+}
+
+static int cfq_group_should_wait(const struct elv_queue *q, const struct cfq_data *cd)
+{
+	return cd->group_idle && cfq_idle_allowed(q, cd) && cd->busy_queues == 1 &&
+	       cd->rq_in_flight[0] + cd->rq_in_flight[1] &&
+	       !cfq_ttime_big(cd, &cd->grp_ttime, 1);
+}
+
+/* Keep the active queue, wait for it, or switch to the next one. NULL means wait. */
+static struct cfq_queue *cfq_select_queue(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
+{
+	struct cfq_queue *cq = cd->active;
+	int64_t left;
+
+	if (!cd->rq_queued)
+		return NULL;
+	if (!cq)
+		goto new_queue;
+	if ((cq->flags & CFQQ_WAIT_BUSY) && cq->queued)
+		goto expire;
+	if (cfq_slice_used(cq, now) && !(cq->flags & CFQQ_MUST_DISPATCH)) {
+		/* a lone queue waits for its in-flight requests so its stream stays busy */
+		if (cd->busy_queues == 1 && !cq->queued && cq->dispatched &&
+		    cfq_should_idle(q, cd, cq))
+			return NULL;
+		goto group_idle;
+	}
+	if (cq->queued)
+		return cq;
+	if (cd->idle_end != ELV_TIME_NEVER)
+		return NULL;
+	/* a seeky queue with most of its slice left: the device is faster than it thinks */
+	left = cfq_left(cq->slice_end, now);
+	if (cfqq_seeky(cq) && (cq->flags & CFQQ_IDLE_WINDOW) &&
+	    ((cq->flags & CFQQ_SLICE_NEW) || left > cfq_left(cq->slice_end, cq->slice_start) / 2))
+		cq->flags &= (uint16_t)~(CFQQ_DEEP | CFQQ_IDLE_WINDOW);
+	if (cq->dispatched && cfq_should_idle(q, cd, cq))
+		return NULL;
+group_idle:
+	if (cfq_group_should_wait(q, cd))
+		return NULL;
+expire:
+	cfq_expire(q, cd, 0, now);
+new_queue:
+	cq = cfq_get_next_queue(cd, now);
+	if (cq)
+		cfq_set_active(cd, cq, now);
+	return cq;
+}
+
+/* Slice nearly over: more requests now would overrun it. */
+static int cfq_slice_used_soon(const struct cfq_data *cd, const struct cfq_queue *cq,
+			       uint64_t now)
+{
+	if (cq->flags & CFQQ_SLICE_NEW)
+		return 1;
+	return cfq_before(cq->slice_end, now + (uint64_t)(cd->slice_idle * cq->dispatched));
+}
+
+static int cfq_may_dispatch(const struct elv_queue *q, const struct cfq_data *cd,
+			    const struct cfq_queue *cq, uint64_t now)
+{
+	int64_t max_dispatch, depth;
+	int promote;
+
+	/* drain async before sync starts; async waits while sync is in flight */
+	if (cfq_should_idle(q, cd, cq) && cd->rq_in_flight[0])
+		return 0;
+	if (cd->rq_in_flight[1] && !cfqq_sync(cq))
+		return 0;
+	max_dispatch = cq->cls == CFQ_IDLE ? 1 : cfq_max64(cd->quantum / 2, 1);
+	if (cq->dispatched >= max_dispatch) {
+		if (cq->cls == CFQ_IDLE)
+			return 0;
+		promote = cfqq_sync(cq) && cd->busy_sync_queues == 1;
+		if (cd->busy_queues > 1 && cfq_slice_used_soon(cd, cq, now) && !promote)
+			return 0;
+		max_dispatch = (cd->busy_queues == 1 || promote) ? INT64_MAX : cd->quantum;
+	}
+	/* low_latency: async depth ramps up with the time since sync I/O was last late */
+	if (!cfqq_sync(cq) && cd->low_latency) {
+		depth = cd->slice_sync ? (int64_t)(now - cd->last_delayed_sync) / cd->slice_sync
+				       : max_dispatch;
+		if (!depth && !cq->dispatched)
+			depth = 1;
+		max_dispatch = cfq_min64(max_dispatch, depth);
+	}
+	return (int64_t)cq->dispatched < max_dispatch;
+}
+
+/* At most one FIFO look per slice; an expired head is served out of sector order. */
+static struct elv_request *cfq_check_fifo(struct cfq_data *cd, struct cfq_queue *cq,
+					  uint64_t now)
+{
+	int64_t expire = cfqq_sync(cq) ? cd->fifo_expire_sync : cd->fifo_expire_async;
+
+	if (cq->flags & CFQQ_FIFO_EXPIRE)
+		return NULL;
+	cq->flags |= CFQQ_FIFO_EXPIRE;
+	if (!elv_fifo_expired(&cq->fifo, now, (uint64_t)expire))
+		return NULL;
+	return elv_list_first_rq(&cq->fifo);
+}
+
+static void cfq_dispatch_insert(struct cfq_data *cd, struct cfq_queue *cq, struct elv_request *rq)
+{
+	cq->next_rq = cfq_find_next_rq(cd, cq, rq);
+	cfq_del_rq(cd, cq, rq);
+	cq->dispatched++;
+	cd->rq_in_flight[cfqq_sync(cq)]++;
+	cd->last_position = elv_rq_end(rq);
+	cq->slice_dispatch++;
+	cq->flags &= (uint16_t)~CFQQ_MUST_DISPATCH;
+}
+
+/* Drain order for forced dispatch: RT, BE, IDLE; async, sync-noidle, sync. */
+static struct cfq_queue *cfq_forced_next(struct cfq_data *cd)
+{
+	unsigned c, t;
+	struct cfq_queue *cq;
+
+	for (c = 0; c < 2; c++)
+		for (t = 0; t < 3; t++)
+			if ((cq = cfq_st_queue(cd->st[c][t].rb.first)) != NULL)
+				return cq;
+	return cfq_st_queue(cd->st_idle.rb.first);
+}
+
+static struct elv_request *cfq_forced_dispatch(struct elv_queue *q, struct cfq_data *cd,
+					       uint64_t now)
+{
+	struct cfq_queue *cq = cd->active;
+	struct elv_request *rq;
+
+	cfq_timer_cancel(q, cd, now);
+	if (cq && !cq->queued) {
+		cfq_expire(q, cd, 0, now);
+		cq = NULL;
+	}
+	if (!cq) {
+		cq = cfq_forced_next(cd);
+		if (!cq)
+			return NULL;
+		cfq_set_active(cd, cq, now);
+	}
+	rq = cq->next_rq;
+	cfq_dispatch_insert(cd, cq, rq);
+	cd->stat[CFQ_ST_FORCED]++;
+	return rq;
+}
+
+/* The idle timer went off at cd->idle_end (the host calls in at or after it). */
+static void cfq_idle_timer(struct elv_queue *q, struct cfq_data *cd)
+{
+	uint64_t t = cd->idle_end;
+	struct cfq_queue *cq = cd->active;
+
+	cfq_timer_cancel(q, cd, t);
+	if (!cq || (cq->flags & CFQQ_MUST_DISPATCH))
+		return;
+	cd->stat[CFQ_ST_IDLE_TIMEOUTS]++;
+	if (cfq_slice_used(cq, t)) {
+		cfq_expire(q, cd, 0, t);
+		return;
+	}
+	if (!cd->busy_queues || cq->queued)
+		return;
+	cq->flags &= (uint16_t)~CFQQ_DEEP;
+	cfq_expire(q, cd, 1, t);
+}
+
+/* Bring the policy up to @now: first-call setup and an idle timer that has gone off. */
+static void cfq_tick(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
+{
+	if (!cd->clock_set) {
+		cd->clock_set = 1;
+		cd->last_delayed_sync = now - (uint64_t)(1000 * CFQ_MS);
+	}
+	/* elv_drain() ends idling behind our back: the wait is over */
+	if (cd->idle_end != ELV_TIME_NEVER && !elv_is_idling(q)) {
+		cd->idle_end = ELV_TIME_NEVER;
+		if (cd->active)
+			cd->active->flags &= (uint16_t)~CFQQ_WAIT_REQUEST;
+	}
+	if (cd->idle_end != ELV_TIME_NEVER && !cfq_before(now, cd->idle_end))
+		cfq_idle_timer(q, cd);
+}
+
+/* ---- preemption --------------------------------------------------------------------- */
+
+static int cfq_rq_close(const struct cfq_data *cd, const struct elv_request *rq)
+{
+	uint64_t p = cd->last_position;
+	uint64_t d = rq->sector > p ? rq->sector - p : p - rq->sector;
+
+	return d <= CFQ_CLOSE_THR;
+}
+
+static int cfq_should_preempt(const struct elv_queue *q, const struct cfq_data *cd,
+			      const struct cfq_queue *nq, const struct elv_request *rq,
+			      uint64_t now)
+{
+	const struct cfq_queue *cq = cd->active;
+
+	if (!cq || nq == cq || nq->cls == CFQ_IDLE)
+		return 0;
+	if (cq->cls == CFQ_IDLE)
+		return 1;
+	if (cq->cls == CFQ_RT && nq->cls != CFQ_RT)
+		return 0;
+	if (cfqq_sync(nq) && !cfqq_sync(cq))
+		return 1;
+	if (cfq_slice_used(cq, now))
+		return 1;
+	if (cd->serving_type == CFQ_SYNC_NOIDLE && cfqq_type(nq) == CFQ_SYNC_NOIDLE &&
+	    nq->st && nq->st->count == 2 && !cq->queued)
+		return 1;
+	if ((rq->flags & ELV_RQ_META) && !cq->prio_pending)
+		return 1;
+	if (nq->cls == CFQ_RT && cq->cls != CFQ_RT)
+		return 1;
+	if (!cq->queued && !cfq_should_idle(q, cd, cq))
+		return 1;
+	return (cq->flags & CFQQ_WAIT_REQUEST) && cfq_rq_close(cd, rq);
+}
+
+static void cfq_preempt(struct elv_queue *q, struct cfq_data *cd, struct cfq_queue *nq,
+			uint64_t now)
+{
+	unsigned old_type = cfqq_type(cd->active);
+
+	cfq_expire(q, cd, 1, now);
+	if (old_type != cfqq_type(nq))
+		cd->workload_expires = now;
+	cfq_service_tree_add(cd, nq, 1, now);
+	nq->slice_end = 0;
+	nq->flags |= CFQQ_SLICE_NEW;
+	cd->stat[CFQ_ST_PREEMPTIONS]++;
+}
+
+/* Statistics and reactions once @rq is filed in @cq. */
+static void cfq_rq_enqueued(struct elv_queue *q, struct cfq_data *cd, struct cfq_queue *cq,
+			    struct elv_request *rq, uint64_t now)
+{
+	if (cq->stream) {
+		cfq_ttime_sample(&cfq_stream(cq->stream)->ttime, now, cd->slice_idle);
+		cfq_ttime_sample(&cq->st->ttime, now, cd->slice_idle);
+	}
+	cfq_ttime_sample(&cd->grp_ttime, now, cd->group_idle);
+	cfq_update_seek(q, cq, rq);
+	cfq_update_idle_window(cd, cq);
+	cq->last_request_pos = elv_rq_end(rq);
+	cq->flags |= CFQQ_HAS_POS;
+
+	if (cq == cd->active) {
+		if (!(cq->flags & CFQQ_WAIT_REQUEST))
+			return;
+		/* the awaited request came: stop idling; a lone small one must go next */
+		cd->stat[CFQ_ST_IDLE_HITS]++;
+		cfq_timer_cancel(q, cd, now);
+		if (rq->nr_sectors <= CFQ_PAGE_SECTORS && cd->busy_queues == 1)
+			cq->flags |= CFQQ_MUST_DISPATCH;
+	} else if (cfq_should_preempt(q, cd, cq, rq, now)) {
+		cfq_preempt(q, cd, cq, now);
+	}
+}
+
+/* ---- hooks -------------------------------------------------------------------------- */
+
+static void cfq_init_queue(struct cfq_queue *cq, uint8_t prio, int sync)
+{
+	uint8_t p = cfq_norm_prio(prio);
+
+	elv_list_init(&cq->fifo);
+	cq->cls = cfq_prio_cls(p);
+	cq->level = (uint8_t)ELV_PRIO_LEVEL(p);
+	if (sync) {
+		cq->flags = CFQQ_SYNC;
+		if (cq->cls != CFQ_IDLE)
+			cq->flags |= CFQQ_IDLE_WINDOW;
+	}
+}
+
+static void cfq_init(struct elv_queue *q)
+{
+	struct cfq_data *cd = cfq_data(q);
+	unsigned c, t;
+
+	for (c = 0; c < 2; c++) {
+		for (t = 0; t < 3; t++) {
+			cd->st[c][t].cls = (uint8_t)c;
+			cd->st[c][t].type = (uint8_t)t;
+			cd->st[c][t].idx = (uint8_t)(c * 3 + t);
+		}
+		for (t = 0; t < CFQ_LEVELS; t++)
+			cfq_init_queue(&cd->async_q[c][t],
+				       ELV_PRIO(c == 0 ? ELV_PRIO_RT : ELV_PRIO_BE, t), 0);
+	}
+	cd->st_idle.cls = CFQ_IDLE;
+	cd->st_idle.idx = 6;
+	cfq_init_queue(&cd->async_idle, ELV_PRIO(ELV_PRIO_IDLE, 7), 0);
+	cd->idle_end = ELV_TIME_NEVER;
+	cd->serving_class = CFQ_BE;
+	cd->serving_type = CFQ_SYNC_NOIDLE;
+}
+
+static void cfq_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	struct cfq_data *cd = cfq_data(q);
+	struct cfq_queue *cq;
+
+	cfq_tick(q, cd, now);
+	cfq_async_hold(rq);
+	cq = cfq_rq_queue(cd, rq);
+	elv_fifo_insert_sorted(&cq->fifo, rq);
+	elv_sort_add(&cq->sort_list, rq);
+	cq->queued++;
+	cd->rq_queued++;
+	if (rq->flags & ELV_RQ_META)
+		cq->prio_pending++;
+	if (!(cq->flags & CFQQ_ON_RR))
+		cfq_add_rr(cd, cq, now);
+	cq->next_rq = cfq_choose_req(cd, cq->next_rq, rq, cd->last_position);
+	cfq_rq_enqueued(q, cd, cq, rq, now);
+}
+
+static void cfq_remove(struct elv_queue *q, struct elv_request *rq)
+{
+	struct cfq_data *cd = cfq_data(q);
+	struct cfq_queue *cq = cfq_rq_queue(cd, rq);
+
+	cfq_del_rq(cd, cq, rq);
+	cfq_async_release(rq);
+	/* an emptied waiting queue leaves its tree; the active one is dealt with at dispatch */
+	if ((cq->flags & CFQQ_ON_RR) && !cq->queued && cq != cd->active)
+		cfq_del_rr(cd, cq);
+}
+
+static void cfq_merged(struct elv_queue *q, struct elv_request *rq, enum elv_merge_kind kind,
+		       struct elv_request *next)
+{
+	struct cfq_data *cd = cfq_data(q);
+	struct cfq_queue *cq = cfq_rq_queue(cd, rq);
+
+	if (kind == ELV_MERGE_FRONT) {
+		elv_sort_del(&cq->sort_list, rq);
+		elv_sort_add(&cq->sort_list, rq);
+		cq->next_rq = cfq_choose_req(cd, cq->next_rq, rq, cd->last_position);
+		return;
+	}
+	if (kind == ELV_MERGE_BACK) {
+		cd->merge_hint = rq;
+		return;
+	}
+	if (kind != ELV_MERGE_REQ || !next || cfq_rq_queue(cd, next) != cq)
+		return;
+	/* the survivor takes the absorbed request's place in the FIFO if that was older */
+	if (elv_rq_seq_cmp(next, rq) < 0) {
+		elv_list_del(&rq->ELV_PRIVATE(fifo));
+		elv_list_insert(&rq->ELV_PRIVATE(fifo), &next->ELV_PRIVATE(fifo),
+				next->ELV_PRIVATE(fifo).next);
+		rq->ELV_PRIVATE(time) = next->ELV_PRIVATE(time);
+		rq->ELV_PRIVATE(seq) = next->ELV_PRIVATE(seq);
+	}
+	if (cq->next_rq == next)
+		cq->next_rq = rq;
+}
+
+/* Busy queues in tree order, the active one included (it stays on its tree). */
+static struct cfq_queue *cfq_iter_next(const struct cfq_data *cd, const struct cfq_queue *cq)
+{
+	unsigned i;
+	const struct cfq_st *st;
+	struct elv_rb_node *n = cq ? elv_rb_next(&cq->st_node) : NULL;
+
+	if (n)
+		return cfq_st_queue(n);
+	for (i = cq ? cq->st->idx + 1u : 0u; i < 7; i++) {
+		st = i == 6 ? &cd->st_idle : &cd->st[i / 3][i % 3];
+		if (st->rb.first)
+			return cfq_st_queue(st->rb.first);
+	}
+	return NULL;
+}
+
+static struct elv_request *cfq_find_in(const struct cfq_queue *cq, uint64_t sector, uint8_t op)
+{
+	struct elv_request *rq;
+
+	for (rq = elv_sort_find(&cq->sort_list, sector); rq && rq->sector == sector;
+	     rq = elv_sort_next(rq))
+		if (rq->op == op)
+			return rq;
+	return NULL;
+}
+
+/*
+ * Front and request-to-request merges. Right after a back merge the core looks for a request
+ * starting where the grown one now ends: only the grown request's queue is searched. For a
+ * new request (not visible here) any busy queue's request of the same op may qualify, the
+ * active queue's first, O(busy queues x log n); allow_merge() then refuses it unless the new
+ * request would go to that same queue.
+ */
+static struct elv_request *cfq_find_start(struct elv_queue *q, uint64_t sector, uint8_t op)
+{
+	struct cfq_data *cd = cfq_data(q);
+	const struct cfq_queue *cq;
+	struct elv_request *rq, *hint = cd->merge_hint;
+
+	cd->merge_hint = NULL;
+	if (hint && elv_rq_end(hint) == sector && hint->op == op)
+		return cfq_find_in(cfq_rq_queue(cd, hint), sector, op);
+	if (cd->active && (rq = cfq_find_in(cd->active, sector, op)) != NULL)
+		return rq;
+	for (cq = cfq_iter_next(cd, NULL); cq; cq = cfq_iter_next(cd, cq))
+		if (cq != cd->active && (rq = cfq_find_in(cq, sector, op)) != NULL)
+			return rq;
+	return NULL;
+}
+
+/* Merge only within one queue: a stream's sync requests never join another's. */
+static int cfq_allow_merge(const struct elv_queue *q, const struct elv_request *rq,
+			   const struct elv_request *next)
+{
+	struct cfq_data *cd = cfq_data(q);
+
+	return cfq_rq_queue(cd, rq) == cfq_rq_queue(cd, next);
+}
+
+static struct elv_request *cfq_dispatch(struct elv_queue *q, uint64_t now, int force)
+{
+	struct cfq_data *cd = cfq_data(q);
+	struct cfq_queue *cq;
+	struct elv_request *rq;
+
+	cfq_tick(q, cd, now);
+	if (!cd->busy_queues)
+		return NULL;
+	if (force)
+		return cfq_forced_dispatch(q, cd, now);
+	cq = cfq_select_queue(q, cd, now);
+	if (!cq || !cfq_may_dispatch(q, cd, cq, now))
+		return NULL;
+	rq = cfq_check_fifo(cd, cq, now);
+	if (rq) {
+		cd->stat[CFQ_ST_FIFO_EXPIRED]++;
+		elv_note_expired(q, rq, now);
+	} else {
+		rq = cq->next_rq;
+	}
+	cfq_dispatch_insert(cd, cq, rq);
+	/* async queues get a request budget; IDLE queues one request per turn */
+	if (cd->busy_queues > 1 &&
+	    ((!cfqq_sync(cq) &&
+	      cq->slice_dispatch >= 2 * (uint64_t)cd->slice_async_rq * (CFQ_LEVELS - cq->level)) ||
+	     cq->cls == CFQ_IDLE)) {
+		cq->slice_end = now + 1;
+		cd->stat[CFQ_ST_ASYNC_BUDGET] += cq->cls != CFQ_IDLE;
+		cfq_expire(q, cd, 0, now);
+	}
+	return rq;
+}
+
+static struct elv_request *cfq_oldest(struct elv_queue *q)
+{
+	const struct cfq_data *cd = cfq_data(q);
+	const struct cfq_queue *cq;
+	struct elv_request *best = NULL, *rq;
+
+	for (cq = cfq_iter_next(cd, NULL); cq; cq = cfq_iter_next(cd, cq)) {
+		rq = elv_list_first_rq(&cq->fifo);
+		if (rq && (!best || elv_rq_seq_cmp(rq, best) < 0))
+			best = rq;
+	}
+	return best;
+}
+
+static void cfq_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	/* still counted as dispatched by its queue until it completes */
+	(void)rq;
+	cfq_tick(q, cfq_data(q), now);
+}
+
+/* A lone queue at the end of its slice waits for one more request rather than expiring. */
+static int cfq_should_wait_busy(const struct elv_queue *q, const struct cfq_data *cd,
+				const struct cfq_queue *cq, uint64_t now)
+{
+	const struct cfq_stream *cs;
+
+	if (!cfq_idle_allowed(q, cd) || (!cd->slice_idle && !cd->group_idle))
+		return 0;
+	if (cd->busy_queues > 1 || cfq_ttime_big(cd, &cd->grp_ttime, 1) || cq->queued)
+		return 0;
+	if (cfq_slice_used(cq, now))
+		return 1;
+	if (cq->stream) {
+		cs = cfq_stream(cq->stream);
+		if (elv_avg_valid(&cs->ttime.avg) &&
+		    cfq_left(cq->slice_end, now) < (int64_t)cs->ttime.avg.mean)
+			return 1;
+	}
+	return cfq_left(cq->slice_end, now) <= CFQ_MS;
+}
+
+static void cfq_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	struct cfq_data *cd = cfq_data(q);
+	struct cfq_queue *cq;
+	int sync;
+
+	cfq_tick(q, cd, now);
+	cq = cfq_rq_queue(cd, rq);
+	cfq_async_release(rq);
+	sync = cfqq_sync(cq);
+	/* requests dispatched by another policy before a switch are not counted here */
+	if (cq->dispatched) {
+		cq->dispatched--;
+		cd->rq_in_flight[sync]--;
+	}
+	if (sync) {
+		cfq_stream(cq->stream)->ttime.last_end = now;
+		(cq->st ? cq->st : cfq_st_for(cd, cq->cls, cfqq_type(cq)))->ttime.last_end = now;
+		if (!cfq_before(now, rq->ELV_PRIVATE(time) + (uint64_t)cd->fifo_expire_sync))
+			cd->last_delayed_sync = now;
+	}
+	cd->grp_ttime.last_end = now;
+	if (cq != cd->active)
+		return;
+	/* the slice starts with the first completion, when the device has settled on it */
+	if (cq->flags & CFQQ_SLICE_NEW) {
+		cfq_set_prio_slice(cd, cq, now);
+		cq->flags &= (uint16_t)~CFQQ_SLICE_NEW;
+	}
+	if (cfq_should_wait_busy(q, cd, cq, now)) {
+		cq->slice_end = now + (uint64_t)(cd->slice_idle ? cd->slice_idle : cd->group_idle);
+		cq->flags |= CFQQ_WAIT_BUSY;
+		cd->stat[CFQ_ST_WAIT_BUSY]++;
+	}
+	if (cfq_slice_used(cq, now) || cq->cls == CFQ_IDLE)
+		cfq_expire(q, cd, 1, now);
+	else if (sync && !cq->queued)
+		cfq_arm_slice_timer(q, cd, now);
+}
+
+static uint64_t cfq_next_event(const struct elv_queue *q)
+{
+	return cfq_data(q)->idle_end;
+}
+
+static void cfq_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now)
+{
+	struct cfq_data *cd = cfq_data(q);
+	struct cfq_stream *cs = cfq_stream(s);
+
+	cfq_tick(q, cd, now);
+	cfq_init_queue(&cs->sq, s->ioprio, 1);
+	cs->sq.stream = s;
+	cs->ttime.last_end = now;
+	cs->async_prio = s->ioprio;
+}
+
+static void cfq_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t now)
+{
+	struct cfq_data *cd = cfq_data(q);
+	struct cfq_queue *cq = &cfq_stream(s)->sq;
+
+	cfq_tick(q, cd, now);
+	if (cd->active == cq)
+		cfq_expire(q, cd, 0, now);
+	if (cq->flags & CFQQ_ON_RR)
+		cfq_del_rr(cd, cq);
+}
+
+static void cfq_stats(const struct elv_queue *q, uint64_t *vals)
+{
+	const struct cfq_data *cd = cfq_data(q);
+	unsigned i;
+
+	for (i = 0; i < CFQ_NR_STATS; i++)
+		vals[i] = cd->stat[i];
+}
+
+/* ---- invariants --------------------------------------------------------------------- */
+
+#define CFQ_CHECK(cond)                                                                    \
+	do {                                                                               \
+		if (!(cond))                                                               \
+			return ELV_EINVAL;                                                 \
+	} while (0)
+
+static int cfq_check_queue(const struct elv_queue *q, const struct cfq_data *cd,
+			   const struct cfq_queue *cq)
+{
+	const struct elv_request *rq, *prev = NULL;
+	const struct elv_list *l;
+	uint32_t n = 0, meta = 0;
+	int next_seen = 0;
+
+	CFQ_CHECK(elv_rb_check(&cq->sort_list) == 0);
+	for (rq = elv_sort_first(&cq->sort_list); rq; rq = elv_sort_next(rq)) {
+		CFQ_CHECK(!prev || prev->sector <= rq->sector);
+		CFQ_CHECK(cfq_rq_queue((struct cfq_data *)cd, rq) == cq);
+		next_seen |= rq == cq->next_rq;
+		meta += (rq->flags & ELV_RQ_META) != 0;
+		prev = rq;
+		n++;
+	}
+	CFQ_CHECK(n == cq->queued && meta == cq->prio_pending);
+	CFQ_CHECK(n ? next_seen : cq->next_rq == NULL);
+	n = 0;
+	prev = NULL;
+	for (l = cq->fifo.next; l != &cq->fifo; l = l->next) {
+		rq = elv_list_rq(l);
+		CFQ_CHECK(!prev || !cfq_before(rq->ELV_PRIVATE(time), prev->ELV_PRIVATE(time)));
+		prev = rq;
+		n++;
+	}
+	CFQ_CHECK(n == cq->queued);
+	CFQ_CHECK(((cq->flags & CFQQ_ON_RR) != 0) == (cq->st != NULL));
+	CFQ_CHECK(!cq->queued || cq->st);
+	CFQ_CHECK(!cq->st || cq->queued || cq == cd->active);
+	if (cq->st) {
+		CFQ_CHECK(cq->st == cfq_st_for((struct cfq_data *)cd, cq->cls, cq->st->type) ||
+			  cq->cls == CFQ_IDLE);
+		CFQ_CHECK(cq->st->cls == (cq->cls == CFQ_IDLE ? CFQ_IDLE : cq->cls));
+	}
+	(void)q;
+	return 0;
+}
+
+static int cfq_check_tree(const struct cfq_st *st, uint32_t *busy, uint32_t *sync)
+{
+	const struct elv_rb_node *n;
+	const struct cfq_queue *cq, *prev = NULL;
+	uint32_t cnt = 0;
+
+	CFQ_CHECK(elv_rb_check(&st->rb) == 0);
+	for (n = st->rb.first; n; n = elv_rb_next(n)) {
+		cq = cfq_st_queue(n);
+		CFQ_CHECK(cq->st == st && (cq->flags & CFQQ_ON_RR));
+		CFQ_CHECK(!prev || !cfq_before(cq->rb_key, prev->rb_key));
+		CFQ_CHECK(st->cls == CFQ_IDLE ? cq->cls == CFQ_IDLE : cfqq_type(cq) == st->type);
+		*sync += (uint32_t)cfqq_sync(cq);
+		prev = cq;
+		cnt++;
+	}
+	CFQ_CHECK(cnt == st->count);
+	*busy += cnt;
+	return 0;
+}
+
+static int cfq_check(const struct elv_queue *q)
+{
+	const struct cfq_data *cd = cfq_data(q);
+	const struct cfq_queue *cq;
+	uint32_t busy = 0, sync = 0, queued = 0, inflight = 0;
+	unsigned c, t;
+	int err;
+
+	for (c = 0; c < 2; c++)
+		for (t = 0; t < 3; t++)
+			if ((err = cfq_check_tree(&cd->st[c][t], &busy, &sync)) != 0)
+				return err;
+	if ((err = cfq_check_tree(&cd->st_idle, &busy, &sync)) != 0)
+		return err;
+	CFQ_CHECK(busy == cd->busy_queues && sync == cd->busy_sync_queues);
+	for (cq = cfq_iter_next(cd, NULL); cq; cq = cfq_iter_next(cd, cq)) {
+		if ((err = cfq_check_queue(q, cd, cq)) != 0)
+			return err;
+		queued += cq->queued;
+	}
+	CFQ_CHECK(queued == cd->rq_queued);
+	for (c = 0; c < 2; c++) {
+		for (t = 0; t < CFQ_LEVELS; t++) {
+			cq = &cd->async_q[c][t];
+			CFQ_CHECK(cq->st || !cq->queued);
+			inflight += cq->dispatched;
+		}
+	}
+	inflight += cd->async_idle.dispatched;
+	CFQ_CHECK(inflight == cd->rq_in_flight[0]);
+	CFQ_CHECK(!cd->active || (cd->active->flags & CFQQ_ON_RR));
+	CFQ_CHECK((cd->idle_end != ELV_TIME_NEVER) ==
+		  (cd->active && (cd->active->flags & CFQQ_WAIT_REQUEST)));
+	CFQ_CHECK(!elv_is_idling(q) || cd->idle_end != ELV_TIME_NEVER);
+	return 0;
+}
+
+/* ---- policy ------------------------------------------------------------------------- */
+
+#define CFQ_OFF(f) ((uint32_t)offsetof(struct cfq_data, f))
+
+static const struct elv_tunable cfq_tunables[] = {
+	{"quantum", "requests", "requests a queue may have in flight before it is throttled", 8,
+	 1, 1024, CFQ_OFF(quantum), 1},
+	{"fifo_expire_sync", "ms", "age at which a sync request is served out of order", 125, 1,
+	 10000, CFQ_OFF(fifo_expire_sync), CFQ_MS},
+	{"fifo_expire_async", "ms", "age at which an async request is served out of order", 250,
+	 1, 10000, CFQ_OFF(fifo_expire_async), CFQ_MS},
+	{"back_seek_max", "KiB", "farthest backward seek still taken in sweep order", 16384, 0,
+	 1LL << 30, CFQ_OFF(back_seek_max), 1},
+	{"back_seek_penalty", "factor", "cost of a backward seek relative to a forward one", 2, 1,
+	 1024, CFQ_OFF(back_seek_penalty), 1},
+	{"slice_sync", "ms", "base time slice of a sync queue (level 4)", 100, 1, 10000,
+	 CFQ_OFF(slice_sync), CFQ_MS},
+	{"slice_async", "ms", "base time slice of an async queue (level 4)", 40, 1, 10000,
+	 CFQ_OFF(slice_async), CFQ_MS},
+	{"slice_async_rq", "requests", "base request budget of an async slice", 2, 1, 1024,
+	 CFQ_OFF(slice_async_rq), 1},
+	{"slice_idle", "ms", "wait for a sync queue's next request; 0 disables queue idling", 8,
+	 0, 1000, CFQ_OFF(slice_idle), CFQ_MS},
+	{"group_idle", "ms", "wait for the last busy queue's next request; 0 disables", 8, 0,
+	 1000, CFQ_OFF(group_idle), CFQ_MS},
+	{"low_latency", "bool", "shrink slices so all queues run within target_latency", 1, 0, 1,
+	 CFQ_OFF(low_latency), 1},
+	{"target_latency", "ms", "time in which every busy queue should get a turn", 300, 1,
+	 10000, CFQ_OFF(target_latency), CFQ_MS},
+	{"idle_mode", "mode",
+	 "0 idle unless the device is non-rotational with queueing, 1 always, 2 never", 0, 0, 2,
+	 CFQ_OFF(idle_mode), 1},
+};
+
+static const char *const cfq_stat_names[CFQ_NR_STATS] = {
+	"slices",          "idle_waits",        "idle_hits",   "idle_timeouts",
+	"preemptions",     "fifo_expired",      "async_budget_expired",
+	"workload_switches", "forced_dispatches", "wait_busy",
+};
+
+const struct elv_policy elv_policy_cfq = {
+	.abi = ELV_POLICY_ABI,
+	.struct_size = sizeof(struct elv_policy),
+	.name = "cfq",
+	.desc = "completely fair queueing: per-stream time slices by I/O priority",
+	.data_size = sizeof(struct cfq_data),
+	.tunables = cfq_tunables,
+	.nr_tunables = sizeof(cfq_tunables) / sizeof(cfq_tunables[0]),
+	.stat_names = cfq_stat_names,
+	.nr_stats = CFQ_NR_STATS,
+	.init = cfq_init,
+	.add = cfq_add,
+	.remove = cfq_remove,
+	.merged = cfq_merged,
+	.find_start = cfq_find_start,
+	.dispatch = cfq_dispatch,
+	.oldest = cfq_oldest,
+	.requeue = cfq_requeue,
+	.complete = cfq_complete,
+	.next_event = cfq_next_event,
+	.stream_init = cfq_stream_init,
+	.stream_exit = cfq_stream_exit,
+	.stats = cfq_stats,
+	.check = cfq_check,
+	.allow_merge = cfq_allow_merge,
+};
