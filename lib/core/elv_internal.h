@@ -102,7 +102,29 @@ static inline int elv_rq_mergeable(const struct elv_request *rq)
 	return rq->op != ELV_OP_FLUSH && !(rq->flags & (ELV_RQ_BARRIER | ELV_RQ_NOMERGE));
 }
 
-int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+int elv_merge_back_from(struct elv_queue *q, struct elv_request *c, struct elv_request *rq,
+			uint64_t now);
+int elv_merge_front_into(struct elv_queue *q, struct elv_request *c, struct elv_request *rq,
+			 uint64_t now);
+
+/*
+ * Try to merge new request @rq into a queued one: 1 when it was absorbed. Inline because the
+ * common case, a miss, is two lookups and should cost no calls.
+ */
+static inline int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	struct elv_request *c;
+
+	if (q->cfg.no_merges || !elv_rq_mergeable(rq))
+		return 0;
+	c = elv_hash_find(&q->hash, rq->sector);
+	if (c && elv_merge_back_from(q, c, rq, now))
+		return 1;
+	if (!q->policy->find_start)
+		return 0;
+	c = q->policy->find_start(q, elv_rq_end(rq), rq->op);
+	return c && elv_merge_front_into(q, c, rq, now);
+}
 
 #if defined(__GNUC__)
 #define ELV_COLD __attribute__((cold, noinline))

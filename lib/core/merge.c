@@ -115,22 +115,25 @@ static void elv_front_merge(struct elv_queue *q, struct elv_request *next, struc
 		elv_merge_requests(q, prev, next, now);
 }
 
-/* Try to merge new request @rq into a queued one. 1 when it was absorbed, else 0. */
-int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+/* The back-merge candidate chain starting at @c (from the hash): merge @rq if any allows. */
+int elv_merge_back_from(struct elv_queue *q, struct elv_request *c, struct elv_request *rq,
+			uint64_t now)
 {
-	struct elv_request *c;
-
-	if (q->cfg.no_merges || !elv_rq_mergeable(rq))
-		return 0;
-	c = elv_find_back(q, rq, ELV_MERGE_BACK);
-	if (c) {
-		elv_back_merge(q, c, rq, now);
-		return 1;
-	}
-	c = elv_find_front(q, rq, ELV_MERGE_FRONT);
-	if (c) {
-		elv_front_merge(q, c, rq, now);
-		return 1;
+	for (; c; c = c->hnext) {
+		if (elv_rq_end(c) == rq->sector && elv_can_merge(q, c, rq, ELV_MERGE_BACK)) {
+			elv_back_merge(q, c, rq, now);
+			return 1;
+		}
 	}
 	return 0;
+}
+
+/* @c starts where @rq ends: merge @rq in front of it if the rules allow. */
+int elv_merge_front_into(struct elv_queue *q, struct elv_request *c, struct elv_request *rq,
+			 uint64_t now)
+{
+	if (c == rq || !elv_can_merge(q, rq, c, ELV_MERGE_FRONT))
+		return 0;
+	elv_front_merge(q, c, rq, now);
+	return 1;
 }
