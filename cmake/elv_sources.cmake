@@ -15,6 +15,7 @@ set(ELV_CORE_SOURCES
 	lib/core/merge.c
 	lib/core/queue.c
 	lib/core/rbtree.c
+	lib/core/recommend.c
 	lib/core/seek.c
 	lib/core/tunables.c
 	lib/core/version.c
@@ -41,6 +42,8 @@ set(ELV_SIM_SOURCES
 	lib/sim/engine.c
 	lib/sim/flash.c
 	lib/sim/params.c
+	lib/sim/report.c
 	lib/sim/rng.c
+	lib/sim/scenario.c
 	lib/sim/workload.c
 )

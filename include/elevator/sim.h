@@ -305,7 +305,7 @@ struct elv_sim_config {
 	uint32_t nr_sets;                /**< Tunable overrides used. */
 	struct elv_sim_set sets[ELV_SIM_MAX_SETS]; /**< Overrides, applied after init. */
 	uint32_t max_sectors;            /**< Largest merged request (0: 256 sectors). */
-	uint64_t time_limit_ns;          /**< Stop the run here (0: 1 simulated hour). */
+	uint64_t time_limit_ns;          /**< Stop the run here (0: 6 simulated hours). */
 	const struct elv_sim_replay_rec *replay; /**< Records to replay, or NULL. */
 	size_t nr_replay;                /**< Records in @c replay. */
 	uint8_t closed_loop;             /**< Replay: per-pid dependencies with original gaps. */

@@ -188,7 +188,8 @@ static int issue(struct eng *e, struct elv__stream *s, const struct elv__desc *d
 	r->rq.nr_sectors = d->nr;
 	r->rq.op = d->op;
 	r->rq.flags = d->flags;
-	r->rq.stream = &s->es;
+	/* Buffered writes reach the queue from the writeback thread, not the process. */
+	r->rq.stream = s->has_wb && d->op == ELV_OP_WRITE ? &s->es_wb : &s->es;
 	ret = elv_add(e->q, &r->rq, e->now);
 	if (ret < 0) {
 		rq_free(e, r);
@@ -529,6 +530,13 @@ static int setup(struct eng *e)
 		if (r)
 			return r;
 		s->registered = 1;
+		if (s->has_wb) {
+			s->es_wb.ioprio = s->sp.ioprio;
+			r = elv_stream_init(e->q, &s->es_wb, 0);
+			if (r)
+				return r;
+			s->registered = 2;
+		}
 		if (!s->sp.background)
 			e->fg_left++;
 	}
@@ -625,8 +633,11 @@ static void teardown(struct eng *e)
 
 	if (e->q) {
 		for (i = 0; i < e->ns; i++)
-			if (e->s[i].registered)
+			if (e->s[i].registered) {
 				elv_stream_exit(e->q, &e->s[i].es, e->now);
+				if (e->s[i].registered == 2)
+					elv_stream_exit(e->q, &e->s[i].es_wb, e->now);
+			}
 		elv_queue_destroy(e->q);
 	}
 	for (i = 0; e->s && i < e->ns; i++)
@@ -660,7 +671,7 @@ int elv_sim_run(const struct elv_sim_config *cfg, struct elv_sim_result *res)
 		teardown(&e);
 		return r;
 	}
-	limit = cfg->time_limit_ns ? cfg->time_limit_ns : 3600ULL * 1000000000ULL;
+	limit = cfg->time_limit_ns ? cfg->time_limit_ns : 6 * 3600ULL * 1000000000ULL;
 	for (i = 0; i < e.ns; i++)
 		stream_run(&e, &e.s[i]);
 	kick(&e);

@@ -140,6 +140,8 @@ struct elv__vec {
 struct elv__stream {
 	struct elv_sim_stream_spec sp;
 	struct elv_stream es;
+	struct elv_stream es_wb;    /* writeback thread issuing this stream's buffered writes */
+	uint8_t has_wb;
 	struct elv_sim_rng rng;
 	uint32_t idx;
 	uint32_t inflight;

@@ -207,8 +207,14 @@ struct postmark {
 	uint32_t cap;
 	uint64_t creates_left;
 	uint64_t tx_left;
-	int deleting;           /* final phase */
 	struct pm_ring ring;
+	/* FAT and directory sectors live in the buffer cache: dirtied in place, written back
+	 * together every 5 s (and at the final sync), as the kernel's periodic writeback does. */
+	uint64_t meta_lo;
+	uint64_t meta_hi;
+	uint8_t *meta_dirty;
+	uint64_t meta_count;
+	uint64_t next_meta;
 };
 
 static int ring_push(struct pm_ring *r, uint64_t sector, uint32_t nr, uint8_t op,
@@ -243,23 +249,54 @@ static uint64_t clu_sector(const struct postmark *pm, uint32_t c)
 	return pm->data_start + (uint64_t)c * PM_CLUSTER;
 }
 
-/* FAT sectors covering clusters [c, c + n), each written once (metadata, async). */
+static void meta_mark(struct postmark *pm, uint64_t sector)
+{
+	if (sector >= pm->meta_lo && sector < pm->meta_hi && !pm->meta_dirty[sector - pm->meta_lo]) {
+		pm->meta_dirty[sector - pm->meta_lo] = 1;
+		pm->meta_count++;
+	}
+}
+
+/* Dirty the FAT sectors covering clusters [c, c + n). */
 static int pm_fat_writes(struct postmark *pm, uint32_t c, uint32_t n)
 {
 	uint64_t first = pm->fat_start + (uint64_t)c * 4 / SECTOR;
 	uint64_t last = pm->fat_start + ((uint64_t)c + n - 1) * 4 / SECTOR, x;
 
 	for (x = first; x <= last; x++)
-		if (ring_push(&pm->ring, x, 1, ELV_OP_WRITE, ELV_RQ_META))
-			return ELV_ENOMEM;
+		meta_mark(pm, x);
 	return 0;
 }
 
+/* Dirty the directory sector holding file f's entry. */
 static int pm_dir_write(struct postmark *pm, uint32_t f)
 {
-	uint64_t s = clu_sector(pm, pm->dir_cluster[pm->files[f].dir]) + f % PM_CLUSTER;
+	meta_mark(pm, clu_sector(pm, pm->dir_cluster[pm->files[f].dir]) + f % PM_CLUSTER);
+	return 0;
+}
 
-	return ring_push(&pm->ring, s, 1, ELV_OP_WRITE, ELV_RQ_META);
+/* Write back every dirty metadata sector, ascending, contiguous ones in one request. */
+static int pm_meta_flush(struct postmark *pm)
+{
+	uint64_t i = 0, n = pm->meta_hi - pm->meta_lo;
+
+	while (i < n && pm->meta_count) {
+		uint64_t j;
+
+		if (!pm->meta_dirty[i]) {
+			i++;
+			continue;
+		}
+		for (j = i; j < n && pm->meta_dirty[j] && j - i < PM_CHUNK; j++) {
+			pm->meta_dirty[j] = 0;
+			pm->meta_count--;
+		}
+		if (ring_push(&pm->ring, pm->meta_lo + i, (uint32_t)(j - i), ELV_OP_WRITE,
+			      ELV_RQ_META))
+			return ELV_ENOMEM;
+		i = j;
+	}
+	return 0;
 }
 
 static int pm_add_run(struct pm_file *f, uint32_t start, uint32_t n)
@@ -470,6 +507,12 @@ static int pm_init(struct elv__stream *s)
 		pm->used[i] = 1;
 	}
 	pm->cursor = i;
+	pm->meta_lo = pm->fat_start;
+	pm->meta_hi = clu_sector(pm, pm->ndirs);
+	pm->meta_dirty = calloc(pm->meta_hi - pm->meta_lo, 1);
+	if (!pm->meta_dirty)
+		return ELV_ENOMEM;
+	pm->next_meta = 5000 * (uint64_t)MS;
 	pm->creates_left = sp->files ? sp->files : 500;
 	pm->tx_left = sp->count;
 	s->units_total = pm->creates_left + pm->tx_left;
@@ -481,6 +524,11 @@ static int pm_next(struct elv__stream *s, uint64_t now, struct elv__desc *d, uin
 	struct postmark *pm = s->priv;
 	uint32_t depth = s->sp.depth ? s->sp.depth : 32;
 
+	if (now >= pm->next_meta) {
+		if (pm_meta_flush(pm))
+			return ELV_ENOMEM;
+		pm->next_meta = now + 5000 * (uint64_t)MS;
+	}
 	for (;;) {
 		struct elv__desc *h;
 
@@ -492,6 +540,12 @@ static int pm_next(struct elv__stream *s, uint64_t now, struct elv__desc *d, uin
 				return ELV__GEN_SLEEP;
 			}
 			r = pm_op(s);
+			if (r == 1 && pm->meta_count) {
+				/* the final sync */
+				if (pm_meta_flush(pm))
+					return ELV_ENOMEM;
+				continue;
+			}
 			if (r == 1)
 				return ELV__GEN_DONE;
 			if (r < 0)
@@ -528,6 +582,7 @@ static void pm_exit(struct elv__stream *s)
 	free(pm->used);
 	free(pm->dir_cluster);
 	free(pm->ring.v);
+	free(pm->meta_dirty);
 }
 
 /* ---- trace replay --------------------------------------------------------------------- */
@@ -626,6 +681,7 @@ int elv__gen_init(struct elv__stream *s, uint64_t capacity)
 	case ELV_SIM_TREE_READER:
 		return tree_init(s);
 	case ELV_SIM_POSTMARK:
+		s->has_wb = 1;
 		return pm_init(s);
 	default:
 		return ELV_EINVAL;

@@ -1,0 +1,284 @@
+/*
+ * Reports of a scenario across policies: the JSON contract scripts rely on, CSV rows, and a
+ * terminal table with the published figures beside the simulated ones. Only simulated values
+ * are printed, never addresses or wall-clock times, so equal seeds give equal bytes.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+/* A finite number, or 0: JSON has no NaN. */
+static double fin(double x)
+{
+	return isfinite(x) ? x : 0;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void json_lat(FILE *f, const char *key, const struct elv_sim_lat *l)
+{
+	fprintf(f, "\"%s\": {\"n\": %llu, \"p50\": %.6g, \"p99\": %.6g, \"max\": %.6g, "
+		"\"mean\": %.6g}", key, (unsigned long long)l->n, fin(l->p50), fin(l->p99),
+		fin(l->max), fin(l->mean));
+}
+
+static void json_curve(FILE *f, const char *key, const struct elv_sim_qd_point *c, unsigned n)
+{
+	unsigned i;
+
+	fprintf(f, ",\n      \"%s\": [", key);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s{\"qd\": %u, \"iops\": %.6g}", i ? ", " : "", c[i].qd,
+			fin(c[i].iops));
+	fputc(']', f);
+}
+
+static double sorted_seek_expect(const struct elv_sim_report *rep, const struct elv_sim_result *r)
+{
+	(void)rep;
+	return 960000.0 / (r->mean_queued + 1.0);
+}
+
+static void json_result(FILE *f, const struct elv_sim_report *rep,
+			const struct elv_sim_scn_result *sr)
+{
+	const struct elv_sim_result *r = &sr->run;
+	unsigned i;
+
+	fprintf(f, "    {\"policy\": ");
+	json_str(f, r->policy);
+	fprintf(f, ", \"makespan_s\": %.6f, \"requests\": %llu, \"dispatched\": %llu,\n",
+		fin(r->makespan_s), (unsigned long long)r->requests,
+		(unsigned long long)r->dispatched);
+	fprintf(f, "      \"mean_seek_sectors\": %.6g, \"mean_seek_ms\": %.6g, "
+		"\"mean_queued\": %.6g,\n", fin(r->mean_seek_sectors), fin(r->mean_seek_ms),
+		fin(r->mean_queued));
+	fprintf(f, "      ");
+	json_lat(f, "read_lat_ms", &r->read_lat);
+	fprintf(f, ",\n      ");
+	json_lat(f, "write_lat_ms", &r->write_lat);
+	fprintf(f, ",\n      \"read_MBps\": %.6g, \"write_MBps\": %.6g, \"busy_s\": %.6g, "
+		"\"idle_s\": %.6g, \"idle_count\": %llu, \"expired\": %llu,\n",
+		fin(r->read_mbps), fin(r->write_mbps), fin(r->busy_s), fin(r->idle_s),
+		(unsigned long long)r->idle_count, (unsigned long long)r->expired);
+	fprintf(f, "      \"truncated\": %d, \"error\": %d, \"primary\": %.6g,\n", r->truncated,
+		r->error, fin(sr->primary));
+	fprintf(f, "      \"streams\": [");
+	for (i = 0; i < r->nr_streams; i++) {
+		const struct elv_sim_stream_result *s = &r->streams[i];
+
+		fprintf(f, "%s\n        {\"name\": ", i ? "," : "");
+		json_str(f, s->name);
+		fprintf(f, ", \"done_s\": %.6f, \"MBps\": %.6g, \"requests\": %llu, ",
+			fin(s->done_s), fin(s->mbps), (unsigned long long)s->requests);
+		json_lat(f, "read_lat_ms", &s->read_lat);
+		fprintf(f, ", ");
+		json_lat(f, "write_lat_ms", &s->write_lat);
+		fputc('}', f);
+	}
+	fprintf(f, "],\n      \"policy_stats\": {");
+	for (i = 0; i < r->nr_pstats; i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		json_str(f, r->pstat_name[i]);
+		fprintf(f, ": %llu", (unsigned long long)r->pstat_value[i]);
+	}
+	fprintf(f, "},\n      \"flash\": {\"full_merges\": %llu, \"switch_merges\": %llu, "
+		"\"partial_merges\": %llu, \"gc_blocks\": %llu, \"gc_copies\": %llu, "
+		"\"erases\": %llu},\n", (unsigned long long)r->dev.full_merges,
+		(unsigned long long)r->dev.switch_merges,
+		(unsigned long long)r->dev.partial_merges, (unsigned long long)r->dev.gc_blocks,
+		(unsigned long long)r->dev.gc_copies, (unsigned long long)r->dev.erases);
+	fprintf(f, "      \"device\": {\"commands\": %llu, \"media_accesses\": %llu, "
+		"\"cache_hits\": %llu, \"write_hits\": %llu, \"destage_s\": %.6g}",
+		(unsigned long long)r->dev.commands, (unsigned long long)r->dev.media_accesses,
+		(unsigned long long)r->dev.cache_hits, (unsigned long long)r->dev.write_hits,
+		(double)r->dev.destage_ns / 1e9);
+	if (strcmp(rep->scenario, "seek-sort") == 0)
+		fprintf(f, ",\n      \"expected_sorted_seek_sectors\": %.6g",
+			fin(sorted_seek_expect(rep, r)));
+	if (sr->nr_curve) {
+		json_curve(f, "curve", sr->curve, sr->nr_curve);
+		json_curve(f, "curve_fcfs", sr->curve_fcfs, sr->nr_curve);
+		json_curve(f, "curve_sstf", sr->curve_sstf, sr->nr_curve);
+		json_curve(f, "curve_sptf", sr->curve_sptf, sr->nr_curve);
+	}
+	fprintf(f, "}");
+}
+
+void elv_sim_report_json(FILE *f, const struct elv_sim_report *rep)
+{
+	const struct elv_sim_published *pub;
+	unsigned i, np = 0;
+	int si = elv_sim_scenario_find(rep->scenario);
+
+	fprintf(f, "{\"scenario\": ");
+	json_str(f, rep->scenario);
+	fprintf(f, ", \"device\": ");
+	json_str(f, rep->device);
+	fprintf(f, ", \"seed\": %llu,\n  \"primary\": ", (unsigned long long)rep->seed);
+	json_str(f, rep->primary_name ? rep->primary_name : "makespan_s");
+	fprintf(f, ", \"lower_is_better\": %s", rep->lower_is_better ? "true" : "false");
+	if (rep->expect_qd1_iops > 0)
+		fprintf(f, ", \"sheet_qd1_iops\": %.6g", rep->expect_qd1_iops);
+	fprintf(f, ",\n  \"published\": [");
+	pub = si >= 0 ? elv_sim_scenario_published((unsigned)si, &np) : NULL;
+	for (i = 0; i < np; i++) {
+		fprintf(f, "%s{\"what\": ", i ? ", " : "");
+		json_str(f, pub[i].what);
+		fprintf(f, ", \"value\": %.6g, \"unit\": ", pub[i].value);
+		json_str(f, pub[i].unit);
+		fprintf(f, ", \"source\": ");
+		json_str(f, pub[i].source);
+		fputc('}', f);
+	}
+	fprintf(f, "],\n  \"results\": [\n");
+	for (i = 0; i < rep->nr; i++) {
+		json_result(f, rep, &rep->res[i]);
+		fprintf(f, "%s\n", i + 1 < rep->nr ? "," : "");
+	}
+	fprintf(f, "  ]}\n");
+}
+
+static void csv_row(FILE *f, const struct elv_sim_report *rep, const char *policy,
+		    const char *stream, double done, uint64_t requests, double seek, double seek_ms,
+		    const struct elv_sim_lat *rl, const struct elv_sim_lat *wl, double rmb,
+		    double wmb, double idle, double primary, const struct elv_sim_dev_stats *ds)
+{
+	fprintf(f, "%s,%s,%llu,%s,%s,%.6f,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+		"%.6g,%.6g,%llu,%llu,%.6g\n", rep->scenario, rep->device,
+		(unsigned long long)rep->seed, policy, stream, fin(done),
+		(unsigned long long)requests, fin(seek), fin(seek_ms), fin(rl->p50),
+		fin(rl->p99), fin(rl->max), fin(wl->p50), fin(wl->p99), fin(wl->max), fin(rmb),
+		fin(wmb), fin(idle), ds ? (unsigned long long)ds->full_merges : 0ULL,
+		ds ? (unsigned long long)ds->switch_merges : 0ULL, fin(primary));
+}
+
+void elv_sim_report_csv(FILE *f, const struct elv_sim_report *rep)
+{
+	static const struct elv_sim_lat zero;
+	unsigned i, k;
+
+	fprintf(f, "scenario,device,seed,policy,stream,time_s,requests,mean_seek_sectors,"
+		"mean_seek_ms,read_p50_ms,read_p99_ms,read_max_ms,write_p50_ms,write_p99_ms,"
+		"write_max_ms,read_MBps,write_MBps,idle_s,full_merges,switch_merges,primary\n");
+	for (i = 0; i < rep->nr; i++) {
+		const struct elv_sim_scn_result *sr = &rep->res[i];
+		const struct elv_sim_result *r = &sr->run;
+
+		csv_row(f, rep, r->policy, "*", r->makespan_s, r->requests, r->mean_seek_sectors,
+			r->mean_seek_ms, &r->read_lat, &r->write_lat, r->read_mbps, r->write_mbps,
+			r->idle_s, sr->primary, &r->dev);
+		for (k = 0; k < r->nr_streams; k++) {
+			const struct elv_sim_stream_result *s = &r->streams[k];
+
+			csv_row(f, rep, r->policy, s->name, s->done_s, s->requests, 0, 0,
+				&s->read_lat, &s->write_lat, s->mbps, 0, 0, 0, NULL);
+		}
+		for (k = 0; k < sr->nr_curve; k++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "qd%u", sr->curve[k].qd);
+			csv_row(f, rep, r->policy, name, 0, 0, 0, 0, &zero, &zero, 0, 0, 0,
+				sr->curve[k].iops, NULL);
+		}
+	}
+}
+
+static void table_pub(FILE *f, const struct elv_sim_report *rep)
+{
+	const struct elv_sim_published *pub;
+	unsigned i, np = 0;
+	int si = elv_sim_scenario_find(rep->scenario);
+
+	pub = si >= 0 ? elv_sim_scenario_published((unsigned)si, &np) : NULL;
+	for (i = 0; i < np; i++)
+		fprintf(f, "  published: %s = %g %s (%s)\n", pub[i].what, pub[i].value,
+			pub[i].unit, pub[i].source);
+}
+
+static void table_tcq(FILE *f, const struct elv_sim_report *rep)
+{
+	unsigned i, k;
+
+	fprintf(f, "  ops/s by commands outstanding at the drive (drive order SPTF unless "
+		"named)\n  %4s", "QD");
+	for (i = 0; i < rep->nr; i++)
+		fprintf(f, " %12s", rep->res[i].run.policy);
+	fprintf(f, " %12s %12s\n", "fcfs(1st)", "sstf(1st)");
+	for (k = 0; k < rep->res[0].nr_curve; k++) {
+		if (!(k < 8 || k % 4 == 3 || k + 1 == rep->res[0].nr_curve))
+			continue;
+		fprintf(f, "  %4u", k + 1);
+		for (i = 0; i < rep->nr; i++)
+			fprintf(f, " %12.1f", rep->res[i].curve[k].iops);
+		fprintf(f, " %12.1f %12.1f\n", rep->res[0].curve_fcfs[k].iops,
+			rep->res[0].curve_sstf[k].iops);
+	}
+	if (rep->expect_qd1_iops > 0)
+		fprintf(f, "  parameter set predicts %.1f ops/s at QD 1\n", rep->expect_qd1_iops);
+}
+
+void elv_sim_report_table(FILE *f, const struct elv_sim_report *rep)
+{
+	unsigned i, k;
+
+	fprintf(f, "%s on %s, seed %llu\n", rep->scenario, rep->device,
+		(unsigned long long)rep->seed);
+	fprintf(f, "  %-13s %9s %8s %10s %7s %8s %8s %8s %8s %8s %8s %7s\n", "policy", "time_s",
+		"reqs", "seek_sect", "seek_ms", "rd_p50", "rd_p99", "rd_max", "rd_MB/s", "wr_MB/s",
+		"idle_s", "merges");
+	for (i = 0; i < rep->nr; i++) {
+		const struct elv_sim_result *r = &rep->res[i].run;
+		char merges[32];
+
+		snprintf(merges, sizeof(merges), "%llu/%llu",
+			 (unsigned long long)r->dev.full_merges,
+			 (unsigned long long)r->dev.switch_merges);
+		fprintf(f, "  %-13s %9.2f %8llu %10.0f %7.2f %8.1f %8.1f %8.1f %8.2f %8.2f %8.2f "
+			"%7s%s\n", r->policy, r->makespan_s, (unsigned long long)r->requests,
+			r->mean_seek_sectors, r->mean_seek_ms, r->read_lat.p50, r->read_lat.p99,
+			r->read_lat.max, r->read_mbps, r->write_mbps, r->idle_s, merges,
+			r->truncated ? "  (time limit)" : "");
+	}
+	fprintf(f, "  per stream:\n");
+	for (i = 0; i < rep->nr; i++) {
+		const struct elv_sim_result *r = &rep->res[i].run;
+
+		for (k = 0; k < r->nr_streams && k < 4; k++) {
+			const struct elv_sim_stream_result *s = &r->streams[k];
+
+			fprintf(f, "    %-13s %-10s done %9.2f s %8.2f MB/s  read p50 %8.1f "
+				"p99 %8.1f ms\n", k ? "" : r->policy, s->name, s->done_s, s->mbps,
+				s->read_lat.p50, s->read_lat.p99);
+		}
+		if (r->nr_streams > 4)
+			fprintf(f, "    %-13s (%u more streams)\n", "", r->nr_streams - 4);
+		for (k = 0; k < r->nr_pstats; k++)
+			if (r->pstat_value[k])
+				fprintf(f, "    %-13s %s = %llu\n", "", r->pstat_name[k],
+					(unsigned long long)r->pstat_value[k]);
+	}
+	if (strcmp(rep->scenario, "seek-sort") == 0)
+		for (i = 0; i < rep->nr; i++)
+			fprintf(f, "  %-13s held %.2f requests on average: N/(Q+1) = %.0f sectors\n",
+				rep->res[i].run.policy, rep->res[i].run.mean_queued,
+				sorted_seek_expect(rep, &rep->res[i].run));
+	if (rep->nr && rep->res[0].nr_curve)
+		table_tcq(f, rep);
+	table_pub(f, rep);
+}

@@ -1,0 +1,427 @@
+/*
+ * The five reference experiments as built-in scenarios. Layouts are fractions of the device
+ * capacity so that a scenario also runs on another device; request counts stay modest so all
+ * five under all policies finish in well under a minute. Nothing here is tuned to a target
+ * number: streams follow the published workload descriptions, devices follow their sheets.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+#define MB_SECTORS 2048ULL
+
+struct scn_def {
+	const char *name;
+	const char *desc;
+	const char *device;
+	const struct elv_sim_published *pub;
+	unsigned npub;
+	const char *primary;
+	int lower_is_better;
+	void (*build)(struct elv_sim_config *c, double scale);
+	int (*fits)(const struct elv_sim_dev_params *p);
+	double (*primary_of)(const struct elv_sim_scn_result *r);
+};
+
+static uint64_t align8(uint64_t x)
+{
+	return x / 8 * 8;
+}
+
+static uint64_t scaled(double n, double scale)
+{
+	double x = floor(n * scale + 0.5);
+
+	return x < 1 ? 1 : (uint64_t)x;
+}
+
+static struct elv_sim_stream_spec *add_stream(struct elv_sim_config *c, const char *name,
+					      uint32_t kind)
+{
+	struct elv_sim_stream_spec *s = &c->streams[c->nr_streams++];
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->kind = kind;
+	return s;
+}
+
+/* ---- seek-sort ------------------------------------------------------------------------- */
+
+static const struct elv_sim_published pub_seek[] = {
+	{ "unsorted (FIFO) mean seek distance", 320000, "sectors", "linux-scsi, March 1997" },
+	{ "elevator-sorted mean seek distance", 67000, "sectors", "linux-scsi, March 1997" },
+};
+
+static void build_seek(struct elv_sim_config *c, double scale)
+{
+	uint64_t n = c->dev.capacity < 960000 ? c->dev.capacity : 960000;
+	unsigned i;
+
+	for (i = 0; i < 15; i++) {
+		char name[16];
+		struct elv_sim_stream_spec *s;
+
+		snprintf(name, sizeof(name), "reader%u", i);
+		s = add_stream(c, name, ELV_SIM_SYNC_READER);
+		s->pattern = ELV_SIM_RANDOM;
+		s->region_len = n;
+		s->rq_sectors = 1;
+		s->count = scaled(1000, scale);
+	}
+}
+
+static double prim_seek(const struct elv_sim_scn_result *r)
+{
+	return r->run.mean_seek_sectors;
+}
+
+/* ---- tcq-depth ------------------------------------------------------------------------- */
+
+static const struct elv_sim_published pub_tcq[] = {
+	{ "QD 1 random 512-byte reads, parameter sheet", 71, "ops/s",
+	  "device-models.md (Barracuda ST32171W)" },
+};
+
+static void build_tcq(struct elv_sim_config *c, double scale)
+{
+	struct elv_sim_stream_spec *s = add_stream(c, "qd-reader", ELV_SIM_FIXED_QD);
+
+	s->pattern = ELV_SIM_RANDOM;
+	s->rq_sectors = 1;
+	s->depth = c->dev.queue_depth;
+	s->count = scaled(1000, scale);
+}
+
+static int fits_disk(const struct elv_sim_dev_params *p)
+{
+	return p->kind == ELV_SIM_DEV_DISK;
+}
+
+static double prim_tcq(const struct elv_sim_scn_result *r)
+{
+	return r->nr_curve ? r->curve[r->nr_curve - 1].iops : 0;
+}
+
+/* ---- write-bomb ------------------------------------------------------------------------ */
+
+static const struct elv_sim_published pub_wb[] = {
+	{ "bulk throughput with a read-preferring elevator (bonnie++ block)", 35, "MB/s",
+	  "linux-kernel, May 2003" },
+};
+
+static void build_wb(struct elv_sim_config *c, double scale)
+{
+	uint64_t cap = c->dev.capacity;
+	struct elv_sim_stream_spec *w = add_stream(c, "dd", ELV_SIM_WRITER);
+	struct elv_sim_stream_spec *r = add_stream(c, "reader", ELV_SIM_SYNC_READER);
+
+	/* dd bs=1M count=1000 through the page cache: 128 KiB requests, the 128-request
+	 * queue kept full by writeback. */
+	w->region_start = align8(cap / 20);
+	w->region_len = align8(cap / 4 < 4096 * MB_SECTORS ? cap / 4 : 4096 * MB_SECTORS);
+	w->rq_sectors = 256;
+	w->depth = 128;
+	w->bytes = scaled(1000, scale) * 1000000;
+	/* The interactive process: a few dependent 4 KiB reads close together, then the user
+	 * thinks for about a second. */
+	r->pattern = ELV_SIM_LOCALITY;
+	r->region_start = align8(cap / 2);
+	r->region_len = align8(cap / 4 < 4096 * MB_SECTORS ? cap / 4 : 4096 * MB_SECTORS);
+	r->rq_sectors = 8;
+	r->burst = 4;
+	r->think_ms = 2;
+	r->burst_think_ms = 1000;
+	r->exp_think = 1;
+	r->background = 1;
+}
+
+static double prim_wb(const struct elv_sim_scn_result *r)
+{
+	return r->run.read_lat.p99;
+}
+
+/* ---- stream-vs-small-files ---------------------------------------------------------------- */
+
+static void build_svs(struct elv_sim_config *c, double scale)
+{
+	uint64_t cap = c->dev.capacity;
+	struct elv_sim_stream_spec *st = add_stream(c, "cat-512M", ELV_SIM_STREAMER);
+	struct elv_sim_stream_spec *t = add_stream(c, "tree", ELV_SIM_TREE_READER);
+
+	/* cat of a 512 MB file in a loop: 128 KiB readahead, the next window in flight. */
+	st->region_start = align8(cap * 2 / 5);
+	st->region_len = 512 * MB_SECTORS;
+	st->rq_sectors = 256;
+	st->depth = 2;
+	st->background = 1;
+	/* find | xargs cat over a 2.4.19 tree: 13,000 files of 12 KiB on average, about 16
+	 * to a directory; directory block, inode block, data; a little CPU between reads. */
+	t->region_start = align8(cap / 10);
+	t->region_len = align8(cap / 4);
+	t->count = scaled(13000, scale);
+	t->files_per_dir = 16;
+	t->mean_file_kb = 12;
+	t->think_ms = 0.2;
+}
+
+static int fits_svs(const struct elv_sim_dev_params *p)
+{
+	return p->capacity >= 4096 * MB_SECTORS;
+}
+
+static double prim_makespan(const struct elv_sim_scn_result *r)
+{
+	return r->run.makespan_s;
+}
+
+/* ---- postmark-usb --------------------------------------------------------------------- */
+
+static void build_pm(struct elv_sim_config *c, double scale)
+{
+	struct elv_sim_stream_spec *s = add_stream(c, "postmark", ELV_SIM_POSTMARK);
+
+	/* PostMark 1.51: set size 500 500000, set subdirectories 1000, 500 files, 500
+	 * transactions, on VFAT over the whole stick. */
+	s->region_len = c->dev.capacity;
+	s->files = (uint32_t)scaled(500, scale);
+	s->count = scaled(500, scale);
+	s->min_size = 500;
+	s->max_size = 500000;
+	s->burst = 1000;
+	s->depth = 128; /* nr_requests: writeback keeps up to a full queue */
+	s->think_ms = 0.05;
+}
+
+static int fits_any(const struct elv_sim_dev_params *p)
+{
+	return p->capacity >= 512 * MB_SECTORS;
+}
+
+static const struct scn_def scns[] = {
+	{ "seek-sort", "15 random 512-byte readers over 960,000 sectors: what sorting buys",
+	  "barracuda", pub_seek, 2, "mean_seek_sectors", 1, build_seek, fits_any, prim_seek },
+	{ "tcq-depth", "random reads, QD 1..31 outstanding at the drive: drive-side reordering",
+	  "barracuda", pub_tcq, 1, "iops_at_qd31", 0, build_tcq, fits_disk, prim_tcq },
+	{ "write-bomb", "endless buffered dd writes against an interactive reader",
+	  "ide2003", pub_wb, 1, "read_p99_ms", 1, build_wb, fits_any, prim_wb },
+	{ "stream-vs-small-files", "a 512 MB streaming cat against reading a source tree",
+	  "ide2003", NULL, 0, "tree_time_s", 1, build_svs, fits_svs, prim_makespan },
+	{ "postmark-usb", "PostMark file mix on a VFAT USB stick: flash wants no idling",
+	  "usb-stick", NULL, 0, "total_time_s", 1, build_pm, fits_any, prim_makespan },
+};
+
+#define NR_SCN (sizeof(scns) / sizeof(scns[0]))
+
+unsigned elv_sim_scenario_count(void)
+{
+	return (unsigned)NR_SCN;
+}
+
+const char *elv_sim_scenario_name(unsigned i)
+{
+	return i < NR_SCN ? scns[i].name : NULL;
+}
+
+const char *elv_sim_scenario_desc(unsigned i)
+{
+	return i < NR_SCN ? scns[i].desc : NULL;
+}
+
+const char *elv_sim_scenario_device(unsigned i)
+{
+	return i < NR_SCN ? scns[i].device : NULL;
+}
+
+const struct elv_sim_published *elv_sim_scenario_published(unsigned i, unsigned *nr)
+{
+	if (nr)
+		*nr = i < NR_SCN ? scns[i].npub : 0;
+	return i < NR_SCN ? scns[i].pub : NULL;
+}
+
+int elv_sim_scenario_find(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; name && i < NR_SCN; i++)
+		if (strcmp(scns[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int elv_sim_scenario_fits(unsigned i, const struct elv_sim_dev_params *p)
+{
+	return i < NR_SCN && p && scns[i].fits(p);
+}
+
+/* The QD 1 rate the parameter set predicts: overhead + mean seek + half a turn + transfer. */
+static double predict_qd1(const struct elv_sim_dev_params *p)
+{
+	const struct elv_sim_disk_params *dp = &p->disk;
+	struct elv_sim_dev *d;
+	struct elv_sim_rng r;
+	double seek = 0, xfer = 0;
+	unsigned i, n = 20000;
+
+	if (p->kind != ELV_SIM_DEV_DISK || elv_sim_dev_create(&d, p))
+		return 0;
+	elv_sim_rng_seed(&r, 12345);
+	for (i = 0; i < n; i++) {
+		uint32_t c1, c2, h, s, spt;
+
+		elv_sim_disk_locate(d, elv_sim_rng_below(&r, p->capacity), &c1, &h, &s, &spt);
+		elv_sim_disk_locate(d, elv_sim_rng_below(&r, p->capacity), &c2, &h, &s, &spt);
+		seek += elv_sim_disk_seek_ms(dp, d->cylinders, c1 > c2 ? c1 - c2 : c2 - c1);
+		xfer += 60000.0 / dp->rpm / spt;
+	}
+	elv_sim_dev_destroy(d);
+	return 1000.0 / (dp->ovh_read_miss + seek / n + 30000.0 / dp->rpm + xfer / n +
+			 dp->bus_per_sector);
+}
+
+struct prog {
+	const struct elv_sim_scn_opts *o;
+	double base;
+	double span;
+};
+
+static void prog_cb(void *ctx, double f)
+{
+	struct prog *p = ctx;
+
+	if (p->o->progress)
+		p->o->progress(p->o->progress_ctx, p->base + p->span * f);
+}
+
+static void base_config(struct elv_sim_config *c, const struct elv_sim_dev_params *dev,
+			const struct elv_sim_scn_opts *o, const struct elv_policy *pol)
+{
+	memset(c, 0, sizeof(*c));
+	c->dev = *dev;
+	c->policy = pol;
+	c->seed = o->seed;
+	c->nr_sets = o->nr_sets;
+	memcpy(c->sets, o->sets, sizeof(c->sets));
+}
+
+static int run_tcq(const struct elv_sim_dev_params *dev, const struct elv_policy *pol,
+		   const struct elv_sim_scn_opts *o, struct elv_sim_scn_result *sr,
+		   struct prog *pg, double scale)
+{
+	static const uint8_t order[3] = { ELV_SIM_DRIVE_FCFS, ELV_SIM_DRIVE_SSTF,
+					  ELV_SIM_DRIVE_SPTF };
+	struct elv_sim_config *c = malloc(sizeof(*c));
+	double base = pg->base, span = pg->span;
+	unsigned k, qd;
+	int r = 0;
+
+	if (!c)
+		return ELV_ENOMEM;
+	for (k = 0; k < 3 && !r; k++) {
+		for (qd = 1; qd <= ELV_SIM_MAX_QD && !r; qd++) {
+			struct elv_sim_result res;
+			struct elv_sim_qd_point *pt;
+
+			base_config(c, dev, o, pol);
+			c->dev.queue_depth = (uint16_t)qd;
+			c->dev.drive_sched = order[k];
+			/* An ordered tag every two seconds keeps the far requests from starving. */
+			if (c->dev.ordered_tag_ms <= 0)
+				c->dev.ordered_tag_ms = 2000;
+			build_tcq(c, scale);
+			pg->base = base + span * (k * ELV_SIM_MAX_QD + qd - 1) /
+				   (3.0 * ELV_SIM_MAX_QD);
+			pg->span = span / (3.0 * ELV_SIM_MAX_QD);
+			c->progress = o->progress ? prog_cb : NULL;
+			c->progress_ctx = pg;
+			r = elv_sim_run(c, &res);
+			if (r)
+				break;
+			pt = k == 0 ? sr->curve_fcfs : k == 1 ? sr->curve_sstf : sr->curve_sptf;
+			pt[qd - 1].qd = qd;
+			pt[qd - 1].iops = res.makespan_s > 0 ? (double)res.requests /
+					  res.makespan_s : 0;
+			if (k == 2 && qd == ELV_SIM_MAX_QD) {
+				sr->run = res;
+			} else {
+				elv_sim_result_free(&res);
+			}
+		}
+	}
+	sr->nr_curve = ELV_SIM_MAX_QD;
+	memcpy(sr->curve, sr->curve_sptf, sizeof(sr->curve));
+	free(c);
+	return r;
+}
+
+int elv_sim_scenario_run(unsigned i, const struct elv_policy *const *policies, unsigned nr,
+			 const struct elv_sim_scn_opts *o, struct elv_sim_report *rep)
+{
+	const struct scn_def *sd;
+	struct elv_sim_dev_params dev;
+	struct elv_sim_config *c;
+	double scale;
+	unsigned k;
+	int r = 0;
+
+	if (i >= NR_SCN || !policies || !nr || !o || !rep)
+		return ELV_EINVAL;
+	sd = &scns[i];
+	memset(rep, 0, sizeof(*rep));
+	if (o->dev)
+		dev = *o->dev;
+	else if ((r = elv_sim_preset(sd->device, &dev)) != 0)
+		return r;
+	if (elv_sim_param_finish(&dev) || !sd->fits(&dev))
+		return ELV_EINVAL;
+	scale = o->scale > 0 ? o->scale : 1.0;
+	rep->scenario = sd->name;
+	snprintf(rep->device, sizeof(rep->device), "%s", dev.name);
+	rep->seed = o->seed;
+	rep->primary_name = sd->primary;
+	rep->lower_is_better = sd->lower_is_better;
+	if (strcmp(sd->name, "tcq-depth") == 0)
+		rep->expect_qd1_iops = predict_qd1(&dev);
+	rep->res = calloc(nr, sizeof(*rep->res));
+	c = malloc(sizeof(*c));
+	if (!rep->res || !c) {
+		free(c);
+		return ELV_ENOMEM;
+	}
+	rep->nr = nr;
+	for (k = 0; k < nr && !r; k++) {
+		struct elv_sim_scn_result *sr = &rep->res[k];
+		struct prog pg = { o, (double)k / nr, 1.0 / nr };
+
+		if (sd->build == build_tcq) {
+			r = run_tcq(&dev, policies[k], o, sr, &pg, scale);
+		} else {
+			base_config(c, &dev, o, policies[k]);
+			sd->build(c, scale);
+			c->progress = o->progress ? prog_cb : NULL;
+			c->progress_ctx = &pg;
+			r = elv_sim_run(c, &sr->run);
+		}
+		if (!r && sr->run.error)
+			r = sr->run.error;
+		sr->primary = sd->primary_of(sr);
+	}
+	free(c);
+	return r;
+}
+
+void elv_sim_report_free(struct elv_sim_report *rep)
+{
+	unsigned k;
+
+	if (!rep || !rep->res)
+		return;
+	for (k = 0; k < rep->nr; k++)
+		elv_sim_result_free(&rep->res[k].run);
+	free(rep->res);
+	rep->res = NULL;
+	rep->nr = 0;
+}
