@@ -368,7 +368,7 @@ static void as_antic_stop(struct elv_queue *q, struct as_data *ad, uint64_t now,
 		ad->stat[AS_STAT_TIMEOUTS]++;
 		/* A stream without history that never came back looks like one that exited. */
 		if (ad->antic_stream && as_st(ad->antic_stream)->ttime.samples == 0)
-			ad->exit_prob = as_decay(ad->exit_prob, 256u * 256u);
+			ad->exit_prob = as_decay(ad->exit_prob, 256u);
 		break;
 	case AS_END_EXIT:
 		ad->stat[AS_STAT_EXITS]++;
@@ -429,7 +429,7 @@ static void as_judge_ghost(struct as_data *ad, const struct elv_request *rq, uin
 	if (now - ad->ghost_time <= (uint64_t)ad->antic_expire && dist <= AS_CLOSE_BASE)
 		ad->exit_no_coop = as_decay(ad->exit_no_coop, 0);
 	else
-		ad->exit_no_coop = as_decay(ad->exit_no_coop, 256u * 256u);
+		ad->exit_no_coop = as_decay(ad->exit_no_coop, 256u);
 }
 
 /* ---- batches ------------------------------------------------------------------------- */
@@ -768,7 +768,7 @@ static void as_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t n
 	if (s != ad->antic_stream)
 		return;
 	if (as_st(s)->ttime.samples == 0)
-		ad->exit_prob = as_decay(ad->exit_prob, 256u * 256u);
+		ad->exit_prob = as_decay(ad->exit_prob, 256u);
 	as_antic_stop(q, ad, now, AS_END_EXIT);
 	ad->antic_stream = NULL;
 	if (ad->antic_expire > 0) {

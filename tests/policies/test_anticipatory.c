@@ -1,0 +1,761 @@
+/*
+ * Anticipatory policy: deterministic scenarios on a simulated clock and a fake disk of depth 1
+ * (a seek costs seek_ns, a transfer xfer_ns, a request at the head position costs no seek).
+ * Readers are closed loops: each issues its next read think_ns after the previous completed.
+ * elv_queue_check() runs after every step that changes the queue.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "elevator/policy.h"
+
+#define US 1000ull
+#define MS 1000000ull
+#define MAX_IO 20000
+#define MAX_RD 4
+#define MEM_WORDS 16384
+
+enum io_state { IO_FREE, IO_QUEUED, IO_DEVICE, IO_DONE, IO_CANCELLED, IO_MERGED };
+
+struct io {
+	struct elv_request rq;
+	int owner;      /* reader index, or -1 for the writer */
+	int state;      /* enum io_state */
+	uint64_t added; /* host time of elv_add() */
+};
+
+struct reader {
+	struct elv_stream s;
+	int registered;
+	int anon;           /* submits without a stream */
+	uint64_t sector;    /* next sector it reads */
+	uint64_t think_ns;  /* pause between a completion and the next read */
+	uint64_t next_submit;
+	unsigned left;      /* reads still to issue */
+	unsigned done;
+	struct io *pending; /* its outstanding read */
+};
+
+struct writer {
+	struct elv_stream s;
+	uint64_t period, next_submit, sector;
+	unsigned left;
+	unsigned burst; /* writes per period; 3 exercises back, front and request merges */
+};
+
+struct sim {
+	struct elv_queue *q;
+	struct elv_config cfg;
+	uint64_t now;
+	struct reader rd[MAX_RD];
+	unsigned nr_rd;
+	struct writer wr;
+	int has_writer;
+	struct io ios[MAX_IO];
+	unsigned nr_io;
+	/* the device */
+	struct io *dev;
+	uint64_t dev_done, head, xfer_ns, seek_ns;
+	/* host misbehaviour for the live scenario */
+	unsigned requeue_every, cancel_every, nr_dispatch_calls, nr_writes_added;
+	/* what the scenario saw */
+	int last_owner;
+	unsigned runs, reader_dispatches, writes_dispatched, requeues, cancels, merges;
+	uint64_t max_write_wait, max_idle, long_idles, idle_stops, eagain_waiting;
+	uint64_t mem[MEM_WORDS];
+};
+
+static struct sim S;
+
+static void chk(const struct sim *sm)
+{
+	assert_int_equal(elv_queue_check(sm->q), 0);
+}
+
+static struct io *io_of(struct elv_request *rq)
+{
+	return elv_container_of(rq, struct io, rq);
+}
+
+static void on_trace(void *ctx, const struct elv_trace_event *ev)
+{
+	struct sim *sm = ctx;
+
+	if (ev->type == ELV_TRACE_IDLE_STOP) {
+		sm->idle_stops++;
+		/* Periods ended by the window's end are counted apart from the others. */
+		if (ev->arg >= 1 * MS)
+			sm->long_idles++;
+		else if (ev->arg > sm->max_idle)
+			sm->max_idle = ev->arg;
+	}
+}
+
+static void on_merge(void *ctx, struct elv_request *into, struct elv_request *absorbed,
+		     enum elv_merge_kind kind)
+{
+	struct sim *sm = ctx;
+
+	(void)into;
+	(void)kind;
+	io_of(absorbed)->state = IO_MERGED;
+	sm->merges++;
+}
+
+static uint64_t pstat(const struct sim *sm, const char *name)
+{
+	const char *n;
+	uint64_t v;
+	unsigned i;
+
+	for (i = 0; elv_policy_stat(sm->q, i, &n, &v) == 0; i++)
+		if (strcmp(n, name) == 0)
+			return v;
+	fail_msg("no policy counter %s", name);
+	return 0;
+}
+
+static struct elv_stats qstats(const struct sim *sm)
+{
+	struct elv_stats st;
+
+	assert_int_equal(elv_stats(sm->q, &st), 0);
+	return st;
+}
+
+static void sim_init(struct sim *sm, int64_t antic_us)
+{
+	size_t need;
+
+	memset(sm, 0, sizeof(*sm));
+	sm->cfg.trace = on_trace;
+	sm->cfg.merge = on_merge;
+	sm->cfg.ctx = sm;
+	sm->xfer_ns = 100 * US;
+	sm->seek_ns = 4 * MS;
+	sm->last_owner = -2;
+	need = elv_queue_size(NULL, &sm->cfg);
+	assert_true(need > 0 && need <= sizeof(sm->mem));
+	assert_int_equal(elv_queue_init(&sm->q, sm->mem, sizeof(sm->mem),
+					elv_policy_find("anticipatory"), &sm->cfg),
+			 0);
+	if (antic_us >= 0)
+		assert_int_equal(elv_tunable_set(sm->q, "antic_expire", antic_us), 0);
+	chk(sm);
+}
+
+static struct reader *sim_reader(struct sim *sm, uint64_t sector, uint64_t think_ns,
+				 unsigned reads, int anon)
+{
+	struct reader *r = &sm->rd[sm->nr_rd++];
+
+	r->sector = sector;
+	r->think_ns = think_ns;
+	r->left = reads;
+	r->anon = anon;
+	r->next_submit = sm->now;
+	if (!anon) {
+		assert_int_equal(elv_stream_init(sm->q, &r->s, sm->now), 0);
+		r->registered = 1;
+	}
+	chk(sm);
+	return r;
+}
+
+static struct io *sim_new(struct sim *sm, uint8_t op, uint64_t sector, int owner)
+{
+	struct io *io;
+
+	assert_true(sm->nr_io < MAX_IO);
+	io = &sm->ios[sm->nr_io++];
+	elv_request_init(&io->rq);
+	io->rq.op = op;
+	io->rq.sector = sector;
+	io->rq.nr_sectors = 8;
+	io->owner = owner;
+	return io;
+}
+
+/* elv_add() at the sim clock; returns 1 when the request merged into a queued one. */
+static int sim_add(struct sim *sm, struct io *io)
+{
+	int ret = elv_add(sm->q, &io->rq, sm->now);
+
+	assert_true(ret == 0 || ret == 1);
+	io->added = sm->now;
+	io->state = ret == 0 ? IO_QUEUED : IO_MERGED;
+	chk(sm);
+	return ret;
+}
+
+static void sim_submit_read(struct sim *sm, struct reader *r)
+{
+	int idx = (int)(r - sm->rd);
+	struct io *io = sim_new(sm, ELV_OP_READ, r->sector, idx);
+
+	io->rq.stream = r->anon ? NULL : &r->s;
+	r->sector += 8;
+	r->left--;
+	r->pending = io;
+	assert_int_equal(sim_add(sm, io), 0); /* a dependent reader has nothing to merge with */
+}
+
+static void sim_submit_writes(struct sim *sm)
+{
+	struct writer *w = &sm->wr;
+	/* In a burst of 3 the order s+16, s, s+8 gives a front and then a request merge. */
+	static const uint64_t order[3] = { 16, 0, 8 };
+	unsigned i;
+
+	for (i = 0; i < w->burst && w->left; i++) {
+		struct io *io = sim_new(sm, ELV_OP_WRITE,
+					w->sector + (w->burst == 3 ? order[i] : 16u * i), -1);
+
+		io->rq.stream = &w->s;
+		w->left--;
+		sm->nr_writes_added++;
+		sim_add(sm, io);
+		/* The host withdraws some writes it no longer needs. */
+		if (sm->cancel_every && sm->nr_writes_added % sm->cancel_every == 0 &&
+		    io->state == IO_QUEUED) {
+			assert_int_equal(elv_cancel(sm->q, &io->rq), 0);
+			io->state = IO_CANCELLED;
+			sm->cancels++;
+			chk(sm);
+		}
+	}
+	w->sector += 64;
+	w->next_submit += w->period;
+}
+
+static void sim_complete(struct sim *sm)
+{
+	struct io *io = sm->dev;
+
+	sm->dev = NULL;
+	assert_int_equal(io->state, IO_DEVICE);
+	assert_int_equal(elv_complete(sm->q, &io->rq, sm->now), 0);
+	io->state = IO_DONE;
+	chk(sm);
+	if (io->owner >= 0) {
+		struct reader *r = &sm->rd[io->owner];
+
+		assert_ptr_equal(r->pending, io);
+		r->pending = NULL;
+		r->done++;
+		r->next_submit = sm->now + r->think_ns;
+	}
+}
+
+/* One elv_dispatch() onto the idle device. 1 when a request went. */
+static int sim_dispatch(struct sim *sm)
+{
+	struct elv_request *rq;
+	struct io *io;
+	int ret = elv_dispatch(sm->q, sm->now, 0, &rq);
+
+	chk(sm);
+	if (ret == ELV_EAGAIN) {
+		if (elv_next_event(sm->q) != ELV_TIME_NEVER)
+			sm->eagain_waiting++;
+		return 0;
+	}
+	assert_int_equal(ret, 0);
+	io = io_of(rq);
+	assert_true(io->state == IO_QUEUED || io->state == IO_DEVICE);
+	sm->nr_dispatch_calls++;
+	if (sm->requeue_every && sm->nr_dispatch_calls % sm->requeue_every == 0) {
+		/* The device is busy after all: it hands the request straight back. */
+		assert_int_equal(elv_requeue(sm->q, rq, sm->now), 0);
+		io->state = IO_DEVICE; /* still owed to the device */
+		sm->requeues++;
+		chk(sm);
+		return 1;
+	}
+	io->state = IO_DEVICE;
+	sm->dev = io;
+	sm->dev_done = sm->now + sm->xfer_ns + (rq->sector == sm->head ? 0 : sm->seek_ns);
+	sm->head = elv_rq_end(rq);
+	if (io->owner >= 0) {
+		sm->reader_dispatches++;
+		if (io->owner != sm->last_owner)
+			sm->runs++;
+		sm->last_owner = io->owner;
+	} else {
+		uint64_t wait = sm->now - io->added;
+
+		sm->writes_dispatched++;
+		if (wait > sm->max_write_wait)
+			sm->max_write_wait = wait;
+	}
+	return 1;
+}
+
+static uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Run the closed loop until nothing is left to do, or up to @until (the clock ends there). */
+static void sim_run(struct sim *sm, uint64_t until)
+{
+	for (;;) {
+		uint64_t next = ELV_TIME_NEVER;
+		int progress = 1;
+		unsigned i;
+
+		while (progress) {
+			progress = 0;
+			if (sm->dev && sm->dev_done <= sm->now) {
+				sim_complete(sm);
+				progress = 1;
+			}
+			for (i = 0; i < sm->nr_rd; i++) {
+				struct reader *r = &sm->rd[i];
+
+				if (!r->pending && r->left && r->next_submit <= sm->now) {
+					sim_submit_read(sm, r);
+					progress = 1;
+				}
+			}
+			if (sm->has_writer && sm->wr.left && sm->wr.next_submit <= sm->now) {
+				sim_submit_writes(sm);
+				progress = 1;
+			}
+			if (!sm->dev && sim_dispatch(sm))
+				progress = 1;
+		}
+		if (sm->dev)
+			next = sm->dev_done;
+		for (i = 0; i < sm->nr_rd; i++)
+			if (!sm->rd[i].pending && sm->rd[i].left)
+				next = min64(next, sm->rd[i].next_submit);
+		if (sm->has_writer && sm->wr.left)
+			next = min64(next, sm->wr.next_submit);
+		next = min64(next, elv_next_event(sm->q));
+		if (next == ELV_TIME_NEVER || next > until) {
+			/* The host's clock runs on to @until even when nothing happens. */
+			if (until != ELV_TIME_NEVER && until > sm->now)
+				sm->now = until;
+			return;
+		}
+		assert_true(next > sm->now); /* the queue never asks to be called in the past */
+		sm->now = next;
+	}
+}
+
+static void sim_finish(struct sim *sm)
+{
+	unsigned i;
+
+	assert_null(sm->dev);
+	assert_int_equal(qstats(sm).queued, 0);
+	for (i = 0; i < sm->nr_rd; i++)
+		if (sm->rd[i].registered)
+			assert_int_equal(elv_stream_exit(sm->q, &sm->rd[i].s, sm->now), 0);
+	if (sm->has_writer)
+		assert_int_equal(elv_stream_exit(sm->q, &sm->wr.s, sm->now), 0);
+	chk(sm);
+	assert_int_equal(elv_queue_exit(sm->q), 0);
+}
+
+static double mean_run(const struct sim *sm)
+{
+	return sm->runs ? (double)sm->reader_dispatches / sm->runs : 0.0;
+}
+
+/* Two dependent sequential readers far apart, 0.1 ms think time each. */
+static void two_readers(struct sim *sm, int64_t antic_us)
+{
+	sim_init(sm, antic_us);
+	sim_reader(sm, 0, 100 * US, 2000, 0);
+	sim_reader(sm, 50000000, 100 * US, 2000, 0);
+	sim_run(sm, ELV_TIME_NEVER);
+	assert_int_equal(sm->rd[0].done, 2000);
+	assert_int_equal(sm->rd[1].done, 2000);
+}
+
+/* ---- tests --------------------------------------------------------------------------- */
+
+static void test_defaults_and_tunables(void **state)
+{
+	struct sim *sm = &S;
+	int64_t v;
+	unsigned n;
+
+	(void)state;
+	sim_init(sm, -1);
+	assert_non_null(elv_policy_tunables(elv_policy_find("anticipatory"), &n));
+	assert_int_equal(n, 5);
+	assert_int_equal(elv_tunable_get(sm->q, "read_expire", &v), 0);
+	assert_int_equal(v, 125);
+	assert_int_equal(elv_tunable_get(sm->q, "write_expire", &v), 0);
+	assert_int_equal(v, 250);
+	assert_int_equal(elv_tunable_get(sm->q, "read_batch_expire", &v), 0);
+	assert_int_equal(v, 500);
+	assert_int_equal(elv_tunable_get(sm->q, "write_batch_expire", &v), 0);
+	assert_int_equal(v, 125);
+	assert_int_equal(elv_tunable_get(sm->q, "antic_expire", &v), 0);
+	assert_int_equal(v, 6667);
+	assert_int_equal(elv_tunable_set(sm->q, "antic_expire", -1), ELV_ERANGE);
+	assert_int_equal(elv_tunable_get(sm->q, "antic_expire", &v), 0);
+	assert_int_equal(v, 6667);
+	assert_int_equal(pstat(sm, "write_batch_count"), 12);
+	assert_int_equal(elv_next_event(sm->q), ELV_TIME_NEVER);
+	sim_finish(sm);
+}
+
+static void test_two_readers_long_runs(void **state)
+{
+	struct sim *sm = &S;
+	struct elv_stats st;
+	uint64_t waits, hits;
+
+	(void)state;
+	two_readers(sm, -1);
+	st = qstats(sm);
+	waits = pstat(sm, "antic_waits");
+	hits = pstat(sm, "antic_hits");
+	print_message("two readers, anticipation: %u dispatches in %u runs (mean %.1f), waits %llu "
+		      "hits %llu breaks %llu timeouts %llu, idle %llu us in %llu periods, "
+		      "longest short one %llu us, %llu of 1 ms or more, %llu reads forced by deadline, "
+		      "makespan %llu ms\n",
+		      sm->reader_dispatches, sm->runs, mean_run(sm), (unsigned long long)waits,
+		      (unsigned long long)hits,
+		      (unsigned long long)pstat(sm, "antic_breaks"),
+		      (unsigned long long)pstat(sm, "antic_timeouts"),
+		      (unsigned long long)(st.idle_ns / US), (unsigned long long)st.idle_count,
+		      (unsigned long long)(sm->max_idle / US), (unsigned long long)sm->long_idles,
+		      (unsigned long long)st.expired,
+		      (unsigned long long)(sm->now / MS));
+	assert_true(mean_run(sm) >= 8.0);
+	/* Nearly every wait ends with the awaited stream's next read... */
+	assert_true(hits * 100 >= waits * 95);
+	assert_true(waits >= 3000);
+	/*
+	 * ...which comes after its 0.1 ms think time, well inside the 6.667 ms window. Only the
+	 * last read of each reader is followed by a full window (a timeout).
+	 */
+	assert_true(sm->max_idle <= 200 * US);
+	assert_true(sm->long_idles <= 2);
+	assert_int_equal(sm->long_idles, pstat(sm, "antic_timeouts"));
+	assert_true(sm->eagain_waiting > 0);
+	/* The other reader is still served: its deadline forces it in now and then. */
+	assert_true(st.expired > 0);
+	sim_finish(sm);
+}
+
+static void test_antic_zero_no_idle(void **state)
+{
+	struct sim *sm = &S;
+	struct elv_stats st;
+
+	(void)state;
+	two_readers(sm, 0);
+	st = qstats(sm);
+	print_message("two readers, antic_expire 0: %u dispatches in %u runs (mean %.2f), idle "
+		      "%llu ns, makespan %llu ms\n",
+		      sm->reader_dispatches, sm->runs, mean_run(sm),
+		      (unsigned long long)st.idle_ns, (unsigned long long)(sm->now / MS));
+	assert_int_equal(st.idle_ns, 0);
+	assert_int_equal(st.idle_count, 0);
+	assert_int_equal(pstat(sm, "antic_waits"), 0);
+	assert_int_equal(sm->eagain_waiting, 0);
+	/* Work-conserving: the two readers alternate. */
+	assert_true(mean_run(sm) < 1.5);
+	sim_finish(sm);
+}
+
+static void test_long_thinker_not_awaited(void **state)
+{
+	struct sim *sm = &S;
+	uint64_t waits_warm;
+
+	(void)state;
+	sim_init(sm, -1);
+	/* 10 ms between reads: longer than the 6.667 ms anyone would wait. */
+	sim_reader(sm, 0, 10 * MS, 200, 0);
+	sim_reader(sm, 50000000, 10 * MS, 200, 0);
+	sim_run(sm, 100 * MS);
+	waits_warm = pstat(sm, "antic_waits");
+	sim_run(sm, ELV_TIME_NEVER);
+	print_message("two 10 ms thinkers: waits %llu during the first 100 ms, %llu in all, "
+		      "timeouts %llu, idle %llu us\n",
+		      (unsigned long long)waits_warm, (unsigned long long)pstat(sm, "antic_waits"),
+		      (unsigned long long)pstat(sm, "antic_timeouts"),
+		      (unsigned long long)(qstats(sm).idle_ns / US));
+	/* Only the first read of each, before any history, may be waited for. */
+	assert_true(waits_warm <= 2);
+	assert_int_equal(pstat(sm, "antic_waits"), waits_warm);
+	assert_int_equal(sm->rd[0].done, 200);
+	assert_int_equal(sm->rd[1].done, 200);
+	sim_finish(sm);
+}
+
+/* Step one read of @r through the queue by hand: add at now, dispatch, complete after 0.1 ms. */
+static struct io *step_read(struct sim *sm, struct reader *r)
+{
+	struct elv_request *rq;
+
+	sim_submit_read(sm, r);
+	assert_int_equal(elv_dispatch(sm->q, sm->now, 0, &rq), 0);
+	chk(sm);
+	assert_ptr_equal(rq, &r->pending->rq);
+	sm->now += 100 * US;
+	assert_int_equal(elv_complete(sm->q, rq, sm->now), 0);
+	chk(sm);
+	r->pending = NULL;
+	return io_of(rq);
+}
+
+static void test_wait_times_out_then_other_stream(void **state)
+{
+	struct sim *sm = &S;
+	struct reader *a, *b;
+	struct elv_request *rq;
+	struct io *bio;
+	uint64_t end, t_done;
+	int i;
+
+	(void)state;
+	sim_init(sm, -1);
+	a = sim_reader(sm, 1000, 0, 100, 0);
+	b = sim_reader(sm, 80000000, 0, 100, 0);
+	/* A builds a history: sequential reads 0.1 ms apart. */
+	for (i = 0; i < 6; i++) {
+		step_read(sm, a);
+		sm->now += 100 * US;
+	}
+	/* One more read of A, and B's far read waits behind it. */
+	sim_submit_read(sm, a);
+	assert_int_equal(elv_dispatch(sm->q, sm->now, 0, &rq), 0);
+	assert_ptr_equal(rq, &a->pending->rq);
+	sim_submit_read(sm, b);
+	bio = b->pending;
+	/* While A's read is on the device the queue holds B back without a timer. */
+	assert_int_equal(elv_dispatch(sm->q, sm->now, 0, &rq), ELV_EAGAIN);
+	assert_int_equal(elv_next_event(sm->q), ELV_TIME_NEVER);
+	chk(sm);
+	sm->now += 100 * US;
+	t_done = sm->now;
+	assert_int_equal(elv_complete(sm->q, &a->pending->rq, sm->now), 0);
+	a->pending = NULL;
+	chk(sm);
+	/* A does not come back: the window runs from A's completion. */
+	end = t_done + 6667 * US;
+	assert_int_equal(elv_dispatch(sm->q, sm->now, 0, &rq), ELV_EAGAIN);
+	assert_int_equal(elv_next_event(sm->q), end);
+	sm->now += 3 * MS;
+	assert_int_equal(elv_dispatch(sm->q, sm->now, 0, &rq), ELV_EAGAIN);
+	assert_int_equal(elv_next_event(sm->q), end);
+	chk(sm);
+	sm->now = end - 1;
+	assert_int_equal(elv_dispatch(sm->q, sm->now, 0, &rq), ELV_EAGAIN);
+	sm->now = end;
+	assert_int_equal(elv_dispatch(sm->q, sm->now, 0, &rq), 0);
+	assert_ptr_equal(rq, &bio->rq);
+	chk(sm);
+	assert_int_equal(elv_next_event(sm->q), ELV_TIME_NEVER);
+	assert_int_equal(pstat(sm, "antic_timeouts"), 1);
+	assert_int_equal(qstats(sm).idle_ns, 6667 * US);
+	assert_int_equal(qstats(sm).idle_count, 1);
+	assert_int_equal(elv_complete(sm->q, rq, sm->now + 100 * US), 0);
+	b->pending = NULL;
+	sm->now += 100 * US;
+	chk(sm);
+
+	sim_finish(sm);
+}
+
+static void test_wait_hit(void **state)
+{
+	struct sim *sm = &S;
+	struct reader *a, *b;
+	struct elv_request *rq;
+	struct io *bio;
+	int i;
+
+	(void)state;
+	sim_init(sm, -1);
+	a = sim_reader(sm, 1000, 0, 100, 0);
+	b = sim_reader(sm, 80000000, 0, 100, 0);
+	for (i = 0; i < 6; i++) {
+		step_read(sm, a);
+		sm->now += 100 * US;
+	}
+	sim_submit_read(sm, b);
+	bio = b->pending;
+	/* A's last read completed 0.1 ms ago; B's read would seek far: wait for A. */
+	assert_int_equal(elv_dispatch(sm->q, sm->now, 0, &rq), ELV_EAGAIN);
+	assert_int_equal(elv_next_event(sm->q), sm->now - 100 * US + 6667 * US);
+	chk(sm);
+	sm->now += 50 * US;
+	sim_submit_read(sm, a);
+	assert_int_equal(elv_next_event(sm->q), ELV_TIME_NEVER);
+	assert_int_equal(pstat(sm, "antic_hits"), 1);
+	assert_int_equal(qstats(sm).idle_ns, 50 * US);
+	assert_int_equal(elv_dispatch(sm->q, sm->now, 0, &rq), 0);
+	assert_ptr_equal(rq, &a->pending->rq);
+	chk(sm);
+	sm->now += 100 * US;
+	assert_int_equal(elv_complete(sm->q, rq, sm->now), 0);
+	a->pending = NULL;
+	chk(sm);
+	/* A forced dispatch never idles. */
+	assert_int_equal(elv_dispatch(sm->q, sm->now, ELV_DISPATCH_FORCE, &rq), 0);
+	assert_ptr_equal(rq, &bio->rq);
+	chk(sm);
+	sm->now += 100 * US;
+	assert_int_equal(elv_complete(sm->q, rq, sm->now), 0);
+	b->pending = NULL;
+	chk(sm);
+	sim_finish(sm);
+}
+
+static void test_writes_not_starved(void **state)
+{
+	struct sim *sm = &S;
+	/* write_expire plus one read batch (read_batch_expire). */
+	uint64_t bound = (250 + 500) * MS;
+	unsigned i;
+
+	(void)state;
+	sim_init(sm, -1);
+	sim_reader(sm, 0, 100 * US, 8000, 0);
+	sim_reader(sm, 50000000, 100 * US, 8000, 0);
+	sm->has_writer = 1;
+	sm->wr.period = 50 * MS;
+	sm->wr.sector = 90000000;
+	sm->wr.left = 40;
+	sm->wr.burst = 1;
+	assert_int_equal(elv_stream_init(sm->q, &sm->wr.s, sm->now), 0);
+	sim_run(sm, 2000 * MS);
+	print_message("readers plus a write every 50 ms: %u writes dispatched, longest write "
+		      "wait %llu ms (bound %llu ms), %llu read and %llu write batches, write "
+		      "batch size now %llu, run mean %.1f\n",
+		      sm->writes_dispatched, (unsigned long long)(sm->max_write_wait / MS),
+		      (unsigned long long)(bound / MS),
+		      (unsigned long long)pstat(sm, "read_batches"),
+		      (unsigned long long)pstat(sm, "write_batches"),
+		      (unsigned long long)pstat(sm, "write_batch_count"), mean_run(sm));
+	assert_true(sm->writes_dispatched >= 30);
+	assert_true(sm->max_write_wait <= bound);
+	/* Nor is any write still queued older than that. */
+	for (i = 0; i < sm->nr_io; i++)
+		if (sm->ios[i].owner < 0 && sm->ios[i].state == IO_QUEUED)
+			assert_true(sm->now - sm->ios[i].added <= bound);
+	assert_true(pstat(sm, "write_batches") >= 3);
+	/* Finish the remaining work without the clock limit. */
+	sm->rd[0].left = 0;
+	sm->rd[1].left = 0;
+	sim_run(sm, ELV_TIME_NEVER);
+	assert_int_equal(sm->writes_dispatched, 40);
+	sim_finish(sm);
+}
+
+/* Everything the host did in the live scenario came back exactly once. */
+static void check_accounting(const struct sim *sm)
+{
+	struct elv_stats st = qstats(sm);
+	unsigned i, done = 0, cancelled = 0, merged = 0;
+
+	for (i = 0; i < sm->nr_io; i++) {
+		switch (sm->ios[i].state) {
+		case IO_DONE:
+			done++;
+			break;
+		case IO_CANCELLED:
+			cancelled++;
+			break;
+		case IO_MERGED:
+			merged++;
+			break;
+		default:
+			fail_msg("request %u never came back (state %d)", i, sm->ios[i].state);
+		}
+	}
+	assert_int_equal(done, st.completed);
+	assert_int_equal(cancelled, st.cancelled);
+	assert_int_equal(merged, st.merged_back + st.merged_front + st.merged_req);
+	assert_int_equal(st.added, sm->nr_io);
+	assert_int_equal(st.requeued, sm->requeues);
+	assert_int_equal(st.dispatched[0] + st.dispatched[1], st.completed + st.requeued);
+}
+
+static void test_live_requeue_cancel_switch(void **state)
+{
+	struct sim *sm = &S;
+	struct reader *c;
+
+	(void)state;
+	sim_init(sm, -1);
+	sm->requeue_every = 7;
+	sm->cancel_every = 5;
+	sim_reader(sm, 0, 100 * US, 400, 0);
+	sim_reader(sm, 30000000, 3 * MS, 150, 0);
+	c = sim_reader(sm, 60000000, 12 * MS, 60, 0);
+	sim_reader(sm, 70000000, 500 * US, 150, 1); /* anonymous */
+	sm->has_writer = 1;
+	sm->wr.period = 5 * MS;
+	sm->wr.sector = 90000000;
+	sm->wr.left = 300;
+	sm->wr.burst = 3;
+	assert_int_equal(elv_stream_init(sm->q, &sm->wr.s, sm->now), 0);
+
+	sim_run(sm, 150 * MS);
+	/* Anticipation off and on again while things are queued. */
+	assert_int_equal(elv_tunable_set(sm->q, "antic_expire", 0), 0);
+	chk(sm);
+	sim_run(sm, 250 * MS);
+	assert_int_equal(elv_tunable_set(sm->q, "antic_expire", 6667), 0);
+	chk(sm);
+	sim_run(sm, 350 * MS);
+	/* Live switch away and back with requests queued and on the device. */
+	assert_int_equal(elv_switch(sm->q, elv_policy_find("deadline"), sm->now), 0);
+	chk(sm);
+	sim_run(sm, 400 * MS);
+	assert_int_equal(elv_switch(sm->q, elv_policy_find("anticipatory"), sm->now), 0);
+	chk(sm);
+	sim_run(sm, 500 * MS);
+	/* A stream retires between two reads and registers again. */
+	while (c->pending)
+		sim_run(sm, sm->now + 100 * US);
+	assert_int_equal(elv_stream_exit(sm->q, &c->s, sm->now), 0);
+	assert_int_equal(elv_next_event(sm->q) == ELV_TIME_NEVER || elv_is_idling(sm->q), 1);
+	chk(sm);
+	assert_int_equal(elv_stream_init(sm->q, &c->s, sm->now), 0);
+	chk(sm);
+	sim_run(sm, ELV_TIME_NEVER);
+	print_message("live: %u requests, %u requeued, %u cancelled, %u merged, waits %llu hits "
+		      "%llu breaks %llu timeouts %llu exits %llu\n",
+		      sm->nr_io, sm->requeues, sm->cancels, sm->merges,
+		      (unsigned long long)pstat(sm, "antic_waits"),
+		      (unsigned long long)pstat(sm, "antic_hits"),
+		      (unsigned long long)pstat(sm, "antic_breaks"),
+		      (unsigned long long)pstat(sm, "antic_timeouts"),
+		      (unsigned long long)pstat(sm, "antic_exits"));
+	assert_true(sm->requeues > 0 && sm->cancels > 0 && sm->merges > 0);
+	check_accounting(sm);
+	sim_finish(sm);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults_and_tunables),
+		cmocka_unit_test(test_two_readers_long_runs),
+		cmocka_unit_test(test_antic_zero_no_idle),
+		cmocka_unit_test(test_long_thinker_not_awaited),
+		cmocka_unit_test(test_wait_times_out_then_other_stream),
+		cmocka_unit_test(test_wait_hit),
+		cmocka_unit_test(test_writes_not_starved),
+		cmocka_unit_test(test_live_requeue_cancel_switch),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
