@@ -42,6 +42,9 @@ core=$(sed -n '/^set(ELV_CORE_SOURCES/,/^)/p' "$root/cmake/elv_sources.cmake" |
 	grep -o 'lib/[^ )]*\.c' | sed 's|.*/||; s|\.c$||')
 policies=$(sed -n '/^set(ELV_POLICY_SOURCES/,/^)/p' "$root/cmake/elv_sources.cmake" |
 	grep -o 'lib/[^ )]*\.c' | sed 's|.*/||; s|\.c$||' | grep -v '^registry$' || true)
+# Budgeted policies first, then the others in list order.
+policies=$(for p in $policies; do case $p in noop) echo "0 $p" ;; deadline) echo "1 $p" ;;
+	*) echo "2 $p" ;; esac; done | sort -s -k1,1n | cut -d' ' -f2)
 has_registry=$(sed -n '/^set(ELV_POLICY_SOURCES/,/^)/p' "$root/cmake/elv_sources.cmake" |
 	grep -c 'registry\.c' || true)
 
@@ -134,6 +137,14 @@ probe() {
 	echo "| object | .text | .rodata | .data | .bss |"
 	echo "|---|---:|---:|---:|---:|"
 	sort "$work/objects.txt" | awk '{ printf "| %s.c | %d | %d | %d | %d |\n", $1, $2, $3, $4, $5 }'
+	echo
+	echo "External symbols of the archive (\`tests/embedded/freestanding.sh\`, allowed: memset, memcpy):"
+	echo
+	sed -n 's/^freestanding ([^)]*): external symbols: \(.*\)$/\1/p' "$work/freestanding.log" |
+		awk '{ printf "- all: "; for (i = 1; i <= NF; i++) printf "%s`%s`", (i > 1 ? ", " : ""), $i; print "" }'
+	awk '/NOT ALLOWED:/ { sym = $3; sub(/,$/, "", sym); next }
+		/^    [^ ]+\.c: / && sym != "" { printf "- `%s` from %s `%s`\n", sym, $1, $2 }' \
+		"$work/freestanding.log" | sed 's/\.c: `/.c `/; s/\(\.c\):/\1/'
 	echo
 	echo "Largest functions (.text bytes):"
 	echo

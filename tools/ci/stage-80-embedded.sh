@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Embedded targets: the freestanding archive needs nothing beyond memset/memcpy and has no
+# writable data; the whole cmocka suite passes on bare-metal Cortex-M3 (QEMU mps2-an385),
+# 32-bit ARM Linux (qemu-arm) and big-endian s390x (qemu-s390x); examples/baremetal prints
+# the same dispatch order on the host and on the Cortex-M3. Every step runs even when an
+# earlier one failed, so one run reports everything; the stage fails if any step failed.
+# The Cortex-M3 size table is printed; its budgets fail the stage only with
+# ELV_CI_ENFORCE_SIZE=1.
+source "$(dirname "$0")/common.sh"
+export ELV_EMBEDDED_BUILD="$ELV_CI_DIR/embedded"
+export ELV_JOBS
+mkdir -p "$ELV_EMBEDDED_BUILD"
+
+failed=()
+step() { # step NAME COMMAND...
+	local name=$1 t0=$SECONDS
+	shift
+	echo
+	echo "--- embedded: $name: $*"
+	if "$@"; then
+		echo "--- embedded: $name: ok ($((SECONDS - t0)) s)"
+	else
+		echo "--- embedded: $name: FAILED ($((SECONDS - t0)) s)"
+		failed+=("$name")
+	fi
+}
+
+step freestanding-arm-Os tests/embedded/freestanding.sh --cc arm --opt -Os
+step freestanding-arm-O2 tests/embedded/freestanding.sh --cc arm --opt -O2
+step freestanding-host tests/embedded/freestanding.sh --cc host --opt -O2
+for target in cortex-m3 armhf s390x; do
+	step "suite-$target" tests/embedded/run.sh "$target"
+done
+step baremetal-example examples/baremetal/run.sh
+if [ "${ELV_CI_ENFORCE_SIZE:-0}" = 1 ]; then
+	step size-budget tools/size-table.sh --check
+else
+	echo
+	echo "--- embedded: size table (budgets reported, not enforced): tools/size-table.sh --check"
+	tools/size-table.sh --check ||
+		echo "--- embedded: size budgets missed (not enforced; ELV_CI_ENFORCE_SIZE=1 enforces)"
+fi
+
+echo
+if [ "${#failed[@]}" -ne 0 ]; then
+	echo "embedded: failed steps: ${failed[*]}"
+	exit 1
+fi
+echo "embedded: all steps passed"
