@@ -2,7 +2,10 @@
 # The whole suite under valgrind memcheck: any error or definite/indirect leak fails.
 source "$(dirname "$0")/common.sh"
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
-ci_configure memcheck -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug \
+# -O1 keeps valgrind reports exact enough and runs the suite about three times faster than -O0.
+# To find where an uninitialised value came from, rerun the failing test by hand under
+# valgrind --track-origins=yes.
+ci_configure memcheck -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" \
 	-DELV_BUILD_EXAMPLES=OFF -DELV_BUILD_TOOLS=OFF
 ci_build memcheck
 status=0
