@@ -60,15 +60,15 @@ struct dl_data {
 	struct dl_level lvl[DL_NR_LEVELS];
 	uint32_t batching; /* requests dispatched in the current batch */
 	uint32_t starved;  /* read batches chosen while writes waited */
-	uint8_t last_dir;  /* direction of the current batch */
-	uint8_t busy;      /* bit per level holding requests */
+	unsigned last_dir; /* direction of the current batch */
+	unsigned busy;     /* bit per level holding requests */
 	uint64_t stats[DL_NR_STATS];
 };
 
 /* What the next dispatch from one level would be, computed without changing anything. */
 struct dl_pick {
 	struct elv_request *rq;
-	uint8_t dir;
+	unsigned dir;
 	uint8_t new_batch; /* starts a batch (direction chosen, batching reset) */
 	uint8_t expired;   /* the batch starts at an expired FIFO head */
 	uint8_t contended; /* reads and writes were both queued at the direction choice */
@@ -125,8 +125,8 @@ static void dl_unlink(struct dl_data *d, unsigned l, struct dl_dir *dd, struct e
 	elv_list_del(&rq->fifo);
 	elv_sort_del(&dd->sort, rq);
 	dd->nr--;
-	if (lv->dir[0].nr == 0 && lv->dir[1].nr == 0)
-		d->busy = (uint8_t)(d->busy & ~(1u << l));
+	if ((lv->dir[0].nr | lv->dir[1].nr) == 0)
+		d->busy &= ~(1u << l);
 }
 
 static void dl_init(struct elv_queue *q)
@@ -156,7 +156,7 @@ static void dl_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	else
 		elv_fifo_insert_sorted(&dd->fifo, rq);
 	dd->nr++;
-	d->busy = (uint8_t)(d->busy | (1u << l));
+	d->busy |= 1u << l;
 }
 
 static void dl_remove(struct elv_queue *q, struct elv_request *rq)
@@ -212,33 +212,43 @@ static void dl_merged(struct elv_queue *q, struct elv_request *rq, enum elv_merg
 }
 
 /*
- * A queued request of operation @op starting at @sector. With front_merges off, only a
- * request whose sector neighbour ends right there is offered: that is the core asking for a
- * request-to-request merge after a back merge (the grown request is already queued), which
- * stays enabled as in Linux; a new request being front merged is not in the tree yet.
+ * Among the requests starting at @rq's sector (@rq is the first), one of operation @op that
+ * may merge. With front_merges off, only a request whose sector neighbour ends right there is
+ * offered: that is the core asking for a request-to-request merge after a back merge (the
+ * grown request is already queued), which stays enabled as in Linux; a new request being
+ * front merged is not in the tree yet.
  */
+static struct elv_request *dl_match(const struct dl_data *d, struct elv_request *rq,
+				    uint64_t sector, uint8_t op)
+{
+	struct elv_request *prev;
+
+	for (; rq && rq->sector == sector; rq = elv_sort_next(rq)) {
+		if (rq->op != op || !elv_rq_mergeable(rq))
+			continue;
+		if (d->front_merges)
+			return rq;
+		prev = elv_sort_prev(rq);
+		if (prev && elv_rq_end(prev) == sector)
+			return rq;
+	}
+	return NULL;
+}
+
+/* A queued request of operation @op starting at @sector: one tree lookup per busy level. */
 static struct elv_request *dl_find_start(struct elv_queue *q, uint64_t sector, uint8_t op)
 {
-	struct dl_data *d = dl_data(q);
+	const struct dl_data *d = dl_data(q);
 	int dir = op == ELV_OP_READ ? ELV_DIR_READ : ELV_DIR_WRITE;
-	unsigned l;
+	unsigned busy = d->busy, l;
+	struct elv_request *rq;
 
-	for (l = 0; l < DL_NR_LEVELS; l++) {
-		const struct dl_dir *dd = &d->lvl[l].dir[dir];
-		struct elv_request *rq, *prev;
-
-		if (dd->sort.root == NULL)
+	for (l = 0; busy; l++, busy >>= 1) {
+		if (!(busy & 1u))
 			continue;
-		for (rq = elv_sort_find(&dd->sort, sector); rq && rq->sector == sector;
-		     rq = elv_sort_next(rq)) {
-			if (rq->op != op || !elv_rq_mergeable(rq))
-				continue;
-			if (d->front_merges)
-				return rq;
-			prev = elv_sort_prev(rq);
-			if (prev && elv_rq_end(prev) == sector)
-				return rq;
-		}
+		rq = elv_sort_find(&d->lvl[l].dir[dir].sort, sector);
+		if (rq && (rq = dl_match(d, rq, sector, op)) != NULL)
+			return rq;
 	}
 	return NULL;
 }
@@ -276,14 +286,23 @@ static int dl_pick(const struct dl_data *d, const struct dl_level *lv, uint64_t 
 	return 1;
 }
 
-/* Dispatch the picked request of level @l and update the batch state. */
+/* Dispatch @rq from (level @l, direction @dir): the sweep moves on past it. */
+static inline struct elv_request *dl_take(struct dl_data *d, unsigned l, unsigned dir,
+					  struct elv_request *rq)
+{
+	struct dl_level *lv = &d->lvl[l];
+
+	d->batching++;
+	lv->dir[dir ^ 1].next_rq = NULL;
+	lv->dir[dir].next_rq = elv_sort_next(rq);
+	dl_unlink(d, l, &lv->dir[dir], rq);
+	return rq;
+}
+
+/* Dispatch the picked request of level @l, starting a batch if the pick said so. */
 static struct elv_request *dl_commit(struct elv_queue *q, struct dl_data *d, unsigned l,
 				     const struct dl_pick *p, uint64_t now)
 {
-	struct dl_level *lv = &d->lvl[l];
-	struct dl_dir *dd = &lv->dir[p->dir];
-	struct elv_request *rq = p->rq;
-
 	if (p->new_batch) {
 		if (p->dir == ELV_DIR_WRITE) {
 			d->stats[DL_ST_WRITES_FORCED] += p->contended;
@@ -295,13 +314,9 @@ static struct elv_request *dl_commit(struct elv_queue *q, struct dl_data *d, uns
 		d->batching = 0;
 		d->stats[DL_ST_BATCHES]++;
 		if (p->expired)
-			elv_note_expired(q, rq, now);
+			elv_note_expired(q, p->rq, now);
 	}
-	d->batching++;
-	lv->dir[p->dir ^ 1].next_rq = NULL;
-	dd->next_rq = elv_sort_next(rq);
-	dl_unlink(d, l, dd, rq);
-	return rq;
+	return dl_take(d, l, p->dir, p->rq);
 }
 
 /* Highest priority level in a non-zero busy mask. */
@@ -310,29 +325,45 @@ static inline unsigned dl_first_level(unsigned busy)
 	return (busy & 1u) ? DL_RT : (busy & 2u) ? DL_BE : DL_IDLE;
 }
 
+/* Aging pass: an old enough BE, then IDLE, request goes before higher levels. */
+static struct elv_request *dl_dispatch_aged(struct elv_queue *q, struct dl_data *d,
+					    unsigned busy, uint64_t now)
+{
+	struct dl_pick p;
+	unsigned l;
+
+	for (l = DL_BE; l < DL_NR_LEVELS; l++) {
+		if (!(busy & (1u << l)) || !dl_pick(d, &d->lvl[l], now, &p))
+			continue;
+		if (dl_expired(p.rq, now, d->prio_aging_expire)) {
+			d->stats[DL_ST_AGED]++;
+			return dl_commit(q, d, l, &p, now);
+		}
+	}
+	return NULL;
+}
+
 static struct elv_request *dl_dispatch(struct elv_queue *q, uint64_t now, int force)
 {
 	struct dl_data *d = dl_data(q);
 	unsigned busy = d->busy, l;
+	struct elv_request *rq;
 	struct dl_pick p;
 
 	(void)force; /* deadline never idles */
-	if (busy == 0)
-		return NULL;
 	if (busy & (busy - 1)) {
-		/* Aging pass: an old enough BE, then IDLE, request goes before higher levels. */
-		for (l = DL_BE; l < DL_NR_LEVELS; l++) {
-			if (!(busy & (1u << l)) || !dl_pick(d, &d->lvl[l], now, &p))
-				continue;
-			if (dl_expired(p.rq, now, d->prio_aging_expire)) {
-				d->stats[DL_ST_AGED]++;
-				return dl_commit(q, d, l, &p, now);
-			}
-		}
+		rq = dl_dispatch_aged(q, d, busy, now);
+		if (rq)
+			return rq;
+	} else if (busy == 0) {
+		return NULL;
 	}
 	l = dl_first_level(busy);
-	if (!dl_pick(d, &d->lvl[l], now, &p))
-		return NULL; /* unreachable: a busy level always has a pick */
+	/* The common case: the batch goes on in sector order. */
+	rq = d->lvl[l].dir[d->last_dir].next_rq;
+	if (rq && (int64_t)d->batching < d->fifo_batch)
+		return dl_take(d, l, d->last_dir, rq);
+	dl_pick(d, &d->lvl[l], now, &p); /* a busy level always has a pick */
 	return dl_commit(q, d, l, &p, now);
 }
 
@@ -403,8 +434,8 @@ static int dl_check_dir(struct dl_data *d, unsigned l, int dir)
 			return ELV_EINVAL;
 		if (prev && (elv_rq_seq_cmp(prev, rq) >= 0 || prev->time > rq->time))
 			return ELV_EINVAL;
-		/* A request that names its own priority cannot change level while queued. */
-		if (rq->ioprio != 0 && dl_level_of(rq) != l)
+		/* A request that names its own class cannot change level while queued. */
+		if (ELV_PRIO_CLASS(rq->ioprio) != ELV_PRIO_NONE && dl_level_of(rq) != l)
 			return ELV_EINVAL;
 		prev = rq;
 	}
