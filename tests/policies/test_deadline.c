@@ -639,6 +639,34 @@ static void test_switch_to_noop(void **state)
 	th_teardown(&h);
 }
 
+/*
+ * Barriers and requeues are the core's business; deadline just sees requests come and go.
+ * t=0: reads 500, 100; barrier write at 300; read 50 (held behind the barrier).
+ * 500 (FIFO head, nothing above) is given back by the device and comes first again; then
+ * 100; the policy is empty, so the barrier goes; then 50 reaches the policy and goes.
+ */
+static void test_barrier_and_requeue(void **state)
+{
+	static const uint64_t expect[] = { 500, 500, 100, 300, 50 };
+	struct th_io *io, *barrier;
+
+	(void)state;
+	th_setup(&h, "deadline", NULL, 2);
+	th_add_new(&h, R, 500, 8);
+	th_add_new(&h, R, 100, 8);
+	barrier = th_new(&h, W, 300, 8);
+	barrier->rq.flags = ELV_RQ_BARRIER;
+	assert_int_equal(th_add(&h, barrier), 0);
+	th_add_new(&h, R, 50, 8);
+	io = th_dispatch(&h, 0);
+	assert_non_null(io);
+	th_requeue(&h, io);
+	assert_int_equal(th_run(&h, 100, 0), 4);
+	th_expect_sectors(&h, expect, TH_LEN(expect));
+	assert_int_equal(th_stats(&h).requeued, 1);
+	th_teardown(&h);
+}
+
 /* ---- counters and invariants ------------------------------------------------------------------ */
 
 static void test_policy_stat_names(void **state)
@@ -696,6 +724,7 @@ static void test_soak(void **state)
 {
 	static const uint8_t classes[] = { ELV_PRIO_NONE, ELV_PRIO_RT, ELV_PRIO_BE, ELV_PRIO_IDLE };
 	static uint8_t seen[TH_POOL];
+	struct elv_stats st;
 	uint32_t s = 12345;
 	unsigned i, n = 1000;
 	struct th_io *io;
@@ -737,7 +766,14 @@ static void test_soak(void **state)
 		else
 			assert_int_equal(seen[i], 0);
 	}
-	assert_int_equal(th_stats(&h).added, n);
+	st = th_stats(&h);
+	assert_int_equal(st.added, n);
+	/* the run went through every path at least once */
+	assert_true(st.merged_back > 0 && st.merged_front > 0 && st.merged_req > 0);
+	assert_true(st.expired > 0);
+	assert_true(th_policy_stat(&h, "aged") > 0);
+	assert_true(th_policy_stat(&h, "write_starved_forced") > 0);
+	assert_true(th_policy_stat(&h, "fifo_inherited") > 0);
 	th_teardown(&h);
 }
 
@@ -763,6 +799,7 @@ int main(void)
 		cmocka_unit_test(test_cancel_and_sweep_cache),
 		cmocka_unit_test(test_drain_arrival_order),
 		cmocka_unit_test(test_switch_to_noop),
+		cmocka_unit_test(test_barrier_and_requeue),
 		cmocka_unit_test(test_policy_stat_names),
 		cmocka_unit_test(test_check_detects_corruption),
 		cmocka_unit_test(test_soak),

@@ -180,6 +180,20 @@ int th_complete_one(struct th *h)
 	return 1;
 }
 
+void th_requeue(struct th *h, struct th_io *io)
+{
+	unsigned i;
+
+	for (i = 0; i < h->nr_inflight && h->inflight[i] != io; i++)
+		;
+	assert_true(i < h->nr_inflight);
+	memmove(&h->inflight[i], &h->inflight[i + 1],
+		(h->nr_inflight - i - 1) * sizeof(h->inflight[0]));
+	h->nr_inflight--;
+	assert_int_equal(elv_requeue(h->q, &io->rq, h->now), 0);
+	th_check(h);
+}
+
 void th_complete_all(struct th *h)
 {
 	while (th_complete_one(h))

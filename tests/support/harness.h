@@ -102,6 +102,8 @@ struct th_io *th_add_prio(struct th *h, uint8_t op, uint64_t sector, uint32_t nr
 struct th_io *th_dispatch(struct th *h, unsigned flags);
 /** Complete the oldest request on the device (advancing the clock by nothing). 0 if none. */
 int th_complete_one(struct th *h);
+/** Give in-flight @p io back with elv_requeue() (a device BUSY); asserts success. */
+void th_requeue(struct th *h, struct th_io *io);
 /** Complete every request on the device. */
 void th_complete_all(struct th *h);
 /**
