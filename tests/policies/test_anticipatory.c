@@ -1,6 +1,7 @@
 /*
  * Anticipatory policy: deterministic scenarios on a simulated clock and a fake disk of depth 1
- * (a seek costs seek_ns, a transfer xfer_ns, a request at the head position costs no seek).
+ * (a seek costs seek_ns, a transfer xfer_ns, a request within 64 sectors of the head costs no
+ * seek).
  * Readers are closed loops: each issues its next read think_ns after the previous completed.
  * elv_queue_check() runs after every step that changes the queue.
  */
@@ -46,6 +47,7 @@ struct writer {
 	uint64_t period, next_submit, sector;
 	unsigned left;
 	unsigned burst; /* writes per period; 3 exercises back, front and request merges */
+	uint32_t stride; /* sectors between the writes of a burst (0: 16) */
 };
 
 struct sim {
@@ -210,11 +212,12 @@ static void sim_submit_writes(struct sim *sm)
 	struct writer *w = &sm->wr;
 	/* In a burst of 3 the order s+16, s, s+8 gives a front and then a request merge. */
 	static const uint64_t order[3] = { 16, 0, 8 };
+	uint64_t stride = w->stride ? w->stride : 16u;
 	unsigned i;
 
 	for (i = 0; i < w->burst && w->left; i++) {
 		struct io *io = sim_new(sm, ELV_OP_WRITE,
-					w->sector + (w->burst == 3 ? order[i] : 16u * i), -1);
+					w->sector + (w->burst == 3 ? order[i] : stride * i), -1);
 
 		io->rq.stream = &w->s;
 		w->left--;
@@ -229,7 +232,7 @@ static void sim_submit_writes(struct sim *sm)
 			chk(sm);
 		}
 	}
-	w->sector += 64;
+	w->sector += stride * w->burst + 64u;
 	w->next_submit += w->period;
 }
 
@@ -279,7 +282,9 @@ static int sim_dispatch(struct sim *sm)
 	}
 	io->state = IO_DEVICE;
 	sm->dev = io;
-	sm->dev_done = sm->now + sm->xfer_ns + (rq->sector == sm->head ? 0 : sm->seek_ns);
+	/* Within 64 sectors of the head the disk reaches a request without a seek. */
+	sm->dev_done = sm->now + sm->xfer_ns +
+		       (rq->sector - sm->head + 64u <= 128u ? 0 : sm->seek_ns);
 	sm->head = elv_rq_end(rq);
 	if (io->owner >= 0) {
 		sm->reader_dispatches++;
@@ -658,6 +663,363 @@ static void test_writes_not_starved(void **state)
 	sim_finish(sm);
 }
 
+/* ---- hand-driven helpers ------------------------------------------------------------- */
+
+static struct io *add_rq(struct sim *sm, uint8_t op, struct elv_stream *s, uint64_t sector)
+{
+	struct io *io = sim_new(sm, op, sector, -1);
+
+	io->rq.stream = s;
+	sim_add(sm, io);
+	return io;
+}
+
+/* elv_dispatch() at the sim clock: the request, or NULL for ELV_EAGAIN. */
+static struct io *disp(struct sim *sm, unsigned flags)
+{
+	struct elv_request *rq;
+	int ret = elv_dispatch(sm->q, sm->now, flags, &rq);
+
+	chk(sm);
+	if (ret == ELV_EAGAIN)
+		return NULL;
+	assert_int_equal(ret, 0);
+	io_of(rq)->state = IO_DEVICE;
+	return io_of(rq);
+}
+
+static void done(struct sim *sm, struct io *io)
+{
+	assert_int_equal(elv_complete(sm->q, &io->rq, sm->now), 0);
+	io->state = IO_DONE;
+	chk(sm);
+}
+
+/* Stream @s reads sequentially from @sector: @n reads, 0.1 ms service and think time each. */
+static uint64_t warm_up(struct sim *sm, struct elv_stream *s, uint64_t sector, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct io *io = add_rq(sm, ELV_OP_READ, s, sector);
+
+		assert_ptr_equal(disp(sm, 0), io);
+		sm->now += 100 * US;
+		done(sm, io);
+		sm->now += 100 * US;
+		sector += 8;
+	}
+	return sector;
+}
+
+static void test_close_window_widens(void **state)
+{
+	struct sim *sm = &S;
+	struct elv_stream a = { 0 }, t = { 0 };
+	struct io *far, *near1, *near2;
+	uint64_t head;
+
+	(void)state;
+	sim_init(sm, -1);
+	assert_int_equal(elv_stream_init(sm->q, &a, sm->now), 0);
+	assert_int_equal(elv_stream_init(sm->q, &t, sm->now), 0);
+	head = warm_up(sm, &a, 1000000, 5);
+	sm->now -= 100 * US; /* back to A's last completion */
+	far = add_rq(sm, ELV_OP_READ, NULL, 90000000);
+	assert_null(disp(sm, 0)); /* waiting for A */
+	/* 0.5 ms in, the window is 8192 sectors: 20000 ahead is not close. */
+	sm->now += 500 * US;
+	near1 = add_rq(sm, ELV_OP_READ, &t, head + 20000);
+	assert_null(disp(sm, 0));
+	assert_int_equal(pstat(sm, "antic_breaks"), 0);
+	/* 2.5 ms in, it has widened to 8192 << 2 sectors: close enough, the wait ends. */
+	sm->now += 2 * MS;
+	near2 = add_rq(sm, ELV_OP_READ, &t, head + 20016);
+	assert_int_equal(pstat(sm, "antic_breaks"), 1);
+	assert_int_equal(elv_next_event(sm->q), ELV_TIME_NEVER);
+	assert_int_equal(qstats(sm).idle_ns, 2500 * US);
+	/* The nearest request goes, then its neighbour, then the far one. */
+	assert_ptr_equal(disp(sm, 0), near1);
+	done(sm, near1);
+	assert_ptr_equal(disp(sm, ELV_DISPATCH_FORCE), near2);
+	done(sm, near2);
+	assert_ptr_equal(disp(sm, ELV_DISPATCH_FORCE), far);
+	done(sm, far);
+	assert_int_equal(elv_stream_exit(sm->q, &a, sm->now), 0);
+	assert_int_equal(elv_stream_exit(sm->q, &t, sm->now), 0);
+	sim_finish(sm);
+}
+
+static void test_exit_ends_wait(void **state)
+{
+	struct sim *sm = &S;
+	struct elv_stream a = { 0 };
+	struct io *far;
+
+	(void)state;
+	sim_init(sm, -1);
+	assert_int_equal(elv_stream_init(sm->q, &a, sm->now), 0);
+	warm_up(sm, &a, 0, 4);
+	far = add_rq(sm, ELV_OP_READ, NULL, 90000000);
+	assert_null(disp(sm, 0));
+	assert_true(elv_next_event(sm->q) != ELV_TIME_NEVER);
+	sm->now += 1 * MS;
+	/* The awaited stream retires: it will never read again, so nothing is awaited. */
+	assert_int_equal(elv_stream_exit(sm->q, &a, sm->now), 0);
+	chk(sm);
+	assert_int_equal(pstat(sm, "antic_exits"), 1);
+	assert_int_equal(elv_next_event(sm->q), ELV_TIME_NEVER);
+	assert_ptr_equal(disp(sm, 0), far);
+	done(sm, far);
+	sim_finish(sm);
+}
+
+/* Streams that read once and exit teach the queue not to wait for new streams. */
+static void test_exit_estimates(void **state)
+{
+	struct sim *sm = &S;
+	struct elv_stream s[12] = { { 0 } };
+	struct io *io, *far;
+	int i, waited_first = 0, waited_last = 0;
+
+	(void)state;
+	sim_init(sm, -1);
+	for (i = 0; i < 12; i++) {
+		uint64_t waits = pstat(sm, "antic_waits");
+
+		assert_int_equal(elv_stream_init(sm->q, &s[i], sm->now), 0);
+		io = add_rq(sm, ELV_OP_READ, &s[i], (uint64_t)i * 10000000);
+		assert_ptr_equal(disp(sm, 0), io);
+		/* Another stream's far read arrives while this one is on the device. */
+		far = add_rq(sm, ELV_OP_READ, NULL, 500000000 + (uint64_t)i * 10000000);
+		sm->now += 100 * US;
+		done(sm, io);
+		if (disp(sm, 0) == NULL) {
+			/* Waiting for a stream that exits instead of reading again. */
+			if (i == 0)
+				waited_first = 1;
+			if (i == 11)
+				waited_last = 1;
+			sm->now += 100 * US;
+			assert_int_equal(elv_stream_exit(sm->q, &s[i], sm->now), 0);
+			chk(sm);
+			assert_ptr_equal(disp(sm, 0), far);
+		} else {
+			assert_int_equal(pstat(sm, "antic_waits"), waits);
+			assert_int_equal(far->state, IO_DEVICE);
+			assert_int_equal(elv_stream_exit(sm->q, &s[i], sm->now), 0);
+		}
+		sm->now += 100 * US;
+		done(sm, far);
+		sm->now += 1 * MS;
+	}
+	print_message("exit estimates after 12 one-read streams: exit_prob %llu/256, "
+		      "exit_no_coop %llu/256, waits %llu\n",
+		      (unsigned long long)pstat(sm, "exit_prob"),
+		      (unsigned long long)pstat(sm, "exit_no_coop"),
+		      (unsigned long long)pstat(sm, "antic_waits"));
+	assert_true(waited_first);
+	assert_false(waited_last);
+	assert_true(pstat(sm, "exit_prob") * pstat(sm, "exit_no_coop") > 128u * 256u);
+	sim_finish(sm);
+}
+
+/* New streams whose first think time was long make the queue stop waiting for new streams. */
+static void test_new_stream_estimate(void **state)
+{
+	struct sim *sm = &S;
+	struct elv_stream s[8] = { { 0 } };
+	struct io *io, *far;
+	int i;
+
+	(void)state;
+	sim_init(sm, -1);
+	for (i = 0; i < 8; i++) {
+		assert_int_equal(elv_stream_init(sm->q, &s[i], sm->now), 0);
+		io = add_rq(sm, ELV_OP_READ, &s[i], (uint64_t)i * 10000000);
+		assert_ptr_equal(disp(sm, ELV_DISPATCH_FORCE), io);
+		sm->now += 100 * US;
+		done(sm, io);
+		sm->now += 30 * MS; /* thinks for longer than the 20 ms cap */
+		io = add_rq(sm, ELV_OP_READ, &s[i], (uint64_t)i * 10000000 + 8);
+		assert_ptr_equal(disp(sm, ELV_DISPATCH_FORCE), io);
+		sm->now += 100 * US;
+		done(sm, io);
+		assert_int_equal(elv_stream_exit(sm->q, &s[i], sm->now), 0);
+		chk(sm);
+	}
+	print_message("new-stream think time after 8 slow starters: %llu us\n",
+		      (unsigned long long)(pstat(sm, "new_think_ns") / US));
+	assert_true(pstat(sm, "new_think_ns") > 6667 * US);
+	/* A brand-new stream has no history: the estimate says it will not be back soon. */
+	assert_int_equal(elv_stream_init(sm->q, &s[0], sm->now), 0);
+	io = add_rq(sm, ELV_OP_READ, &s[0], 1000);
+	assert_ptr_equal(disp(sm, 0), io);
+	far = add_rq(sm, ELV_OP_READ, NULL, 900000000);
+	sm->now += 100 * US;
+	done(sm, io);
+	assert_ptr_equal(disp(sm, 0), far);
+	assert_int_equal(pstat(sm, "antic_waits"), 0);
+	done(sm, far);
+	assert_int_equal(elv_stream_exit(sm->q, &s[0], sm->now), 0);
+	sim_finish(sm);
+}
+
+static void test_drain_before_direction_switch(void **state)
+{
+	struct sim *sm = &S;
+	struct io *r1, *r2, *r3, *w1;
+
+	(void)state;
+	sim_init(sm, 0);
+	r1 = add_rq(sm, ELV_OP_READ, NULL, 1000);
+	assert_ptr_equal(disp(sm, 0), r1);
+	sm->now += 1 * MS;
+	w1 = add_rq(sm, ELV_OP_WRITE, NULL, 500000);
+	r2 = add_rq(sm, ELV_OP_READ, NULL, 2000);
+	/* The read batch has not expired: reads go on. */
+	assert_ptr_equal(disp(sm, 0), r2);
+	/* Past read_batch_expire: the batch turns to writes, but only once the reads drained. */
+	sm->now += 600 * MS;
+	r3 = add_rq(sm, ELV_OP_READ, NULL, 3000);
+	assert_null(disp(sm, 0));
+	assert_int_equal(elv_next_event(sm->q), ELV_TIME_NEVER);
+	done(sm, r1);
+	assert_null(disp(sm, 0));
+	sm->now += 1 * MS;
+	done(sm, r2);
+	assert_ptr_equal(disp(sm, 0), w1);
+	done(sm, w1);
+	assert_ptr_equal(disp(sm, 0), r3);
+	done(sm, r3);
+	assert_int_equal(pstat(sm, "write_batches"), 1);
+	sim_finish(sm);
+}
+
+static void test_back_seek_scoring(void **state)
+{
+	struct sim *sm = &S;
+	struct io *x, *back, *fwd;
+
+	(void)state;
+	sim_init(sm, 0);
+	x = add_rq(sm, ELV_OP_READ, NULL, 999992);
+	assert_ptr_equal(disp(sm, 0), x);
+	done(sm, x); /* the head is at 1000000 */
+	/* 100 back costs 200: beats 300 forward... */
+	fwd = add_rq(sm, ELV_OP_READ, NULL, 1000300);
+	back = add_rq(sm, ELV_OP_READ, NULL, 999900);
+	assert_ptr_equal(disp(sm, 0), back);
+	done(sm, back);
+	assert_ptr_equal(disp(sm, 0), fwd);
+	done(sm, fwd);
+	/* ...but not 150 forward (the head is now at 1000308). */
+	back = add_rq(sm, ELV_OP_READ, NULL, 1000208);
+	fwd = add_rq(sm, ELV_OP_READ, NULL, 1000458);
+	assert_ptr_equal(disp(sm, 0), fwd);
+	done(sm, fwd);
+	/* The one left behind is next (258 back); then a far one moves the head to 3000008. */
+	assert_ptr_equal(disp(sm, 0), back);
+	done(sm, back);
+	x = add_rq(sm, ELV_OP_READ, NULL, 3000000);
+	assert_ptr_equal(disp(sm, 0), x);
+	done(sm, x);
+	/* Farther back than 1 Mi sectors is a wrap: it loses to any forward request... */
+	back = add_rq(sm, ELV_OP_READ, NULL, 1000000);
+	x = add_rq(sm, ELV_OP_READ, NULL, 500);
+	fwd = add_rq(sm, ELV_OP_READ, NULL, 900000000);
+	assert_ptr_equal(disp(sm, 0), fwd);
+	done(sm, fwd);
+	/* ...and among wrapped requests the lowest goes first, then the sweep goes up. */
+	assert_ptr_equal(disp(sm, 0), x);
+	done(sm, x);
+	assert_ptr_equal(disp(sm, 0), back);
+	done(sm, back);
+	sim_finish(sm);
+}
+
+static void test_merges_and_find_start(void **state)
+{
+	struct sim *sm = &S;
+	struct io *d, *w, *front, *gapfill, *r;
+	struct elv_stats st;
+
+	(void)state;
+	sim_init(sm, -1);
+	/* A discard and a write both start at 108; a write ending at 108 joins the write. */
+	d = sim_new(sm, ELV_OP_DISCARD, 108, -1);
+	sim_add(sm, d);
+	w = add_rq(sm, ELV_OP_WRITE, NULL, 108);
+	front = add_rq(sm, ELV_OP_WRITE, NULL, 100);
+	assert_int_equal(front->state, IO_MERGED);
+	assert_int_equal(w->rq.sector, 100);
+	/* A read at 124 and one at 116 then fill the gap: back merge, then a request merge. */
+	r = add_rq(sm, ELV_OP_READ, NULL, 124);
+	sm->now += 1 * MS;
+	add_rq(sm, ELV_OP_READ, NULL, 108);
+	gapfill = add_rq(sm, ELV_OP_READ, NULL, 116);
+	assert_int_equal(gapfill->state, IO_MERGED);
+	st = qstats(sm);
+	assert_int_equal(st.merged_front, 1);
+	assert_int_equal(st.merged_back, 1);
+	assert_int_equal(st.merged_req, 1);
+	assert_int_equal(st.queued, 3);
+	(void)r;
+	/* Everything still comes out, once. */
+	while (qstats(sm).queued) {
+		struct io *io = disp(sm, ELV_DISPATCH_FORCE);
+
+		assert_non_null(io);
+		done(sm, io);
+	}
+	assert_int_equal(d->state, IO_DONE);
+	assert_int_equal(w->state, IO_DONE);
+	sim_finish(sm);
+}
+
+/* Quick write batches that use up their size grow; slow ones shrink. */
+static void run_write_tuning(struct sim *sm, int64_t wbe_ms, uint32_t stride)
+{
+	sim_init(sm, -1);
+	assert_int_equal(elv_tunable_set(sm->q, "write_batch_expire", wbe_ms), 0);
+	sim_reader(sm, 0, 100 * US, 6000, 0);
+	sm->has_writer = 1;
+	sm->wr.period = 100 * MS;
+	sm->wr.sector = 90000000;
+	sm->wr.left = 400;
+	sm->wr.burst = 40;
+	sm->wr.stride = stride;
+	assert_int_equal(elv_stream_init(sm->q, &sm->wr.s, sm->now), 0);
+	sim_run(sm, 1500 * MS);
+}
+
+static void test_write_batch_tuning(void **state)
+{
+	struct sim *sm = &S;
+	uint64_t grown, shrunk;
+
+	(void)state;
+	run_write_tuning(sm, 125, 16);
+	grown = pstat(sm, "write_batch_count");
+	sm->rd[0].left = 0;
+	sm->wr.left = 0;
+	sim_run(sm, ELV_TIME_NEVER);
+	sim_finish(sm);
+
+	/* Writes far apart (a seek each) against a 2 ms target. */
+	run_write_tuning(sm, 2, 1000);
+	shrunk = pstat(sm, "write_batch_count");
+	sm->rd[0].left = 0;
+	sm->wr.left = 0;
+	sim_run(sm, ELV_TIME_NEVER);
+	print_message("write batch size from 12: %llu with quick writes and a 125 ms target, "
+		      "%llu against a 2 ms target\n",
+		      (unsigned long long)grown, (unsigned long long)shrunk);
+	assert_true(grown > 12);
+	assert_true(shrunk < 12);
+	sim_finish(sm);
+}
+
 /* Everything the host did in the live scenario came back exactly once. */
 static void check_accounting(const struct sim *sm)
 {
@@ -754,6 +1116,14 @@ int main(void)
 		cmocka_unit_test(test_wait_times_out_then_other_stream),
 		cmocka_unit_test(test_wait_hit),
 		cmocka_unit_test(test_writes_not_starved),
+		cmocka_unit_test(test_close_window_widens),
+		cmocka_unit_test(test_exit_ends_wait),
+		cmocka_unit_test(test_exit_estimates),
+		cmocka_unit_test(test_new_stream_estimate),
+		cmocka_unit_test(test_drain_before_direction_switch),
+		cmocka_unit_test(test_back_seek_scoring),
+		cmocka_unit_test(test_merges_and_find_start),
+		cmocka_unit_test(test_write_batch_tuning),
 		cmocka_unit_test(test_live_requeue_cancel_switch),
 	};
 
