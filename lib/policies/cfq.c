@@ -12,6 +12,9 @@
  * nearby request arrives (the host gets nothing meanwhile and elv_next_event() tells it when
  * to come back). Think time and seekiness decide whether that pays off.
  *
+ * The IDLE class is served only once no RT or BE request has completed for CFQ_IDLE_GRACE
+ * (as in the 2.6.2x scheduler), so it never slips in between two requests of a busy stream.
+ *
  * Not modelled: cgroups (there is one group), cooperating-queue merging, NCQ depth probing
  * (the device traits give the depth), request allocation limits (may_queue).
  */
@@ -26,6 +29,7 @@
 
 #define CFQ_MS 1000000LL
 #define CFQ_IDLE_DELAY (200 * CFQ_MS) /* IDLE-class queues queue up this far behind */
+#define CFQ_IDLE_GRACE (100 * CFQ_MS) /* IDLE class waits this long after RT/BE work */
 #define CFQ_MIN_TT (2 * CFQ_MS)       /* shortest workload slice */
 #define CFQ_FRONT_OFFSET (1000 * CFQ_MS) /* preempting queue is keyed this far ahead */
 #define CFQ_SLICE_SCALE 5
@@ -143,6 +147,8 @@ struct cfq_data {
 	uint64_t last_position;
 	uint64_t last_delayed_sync;
 	uint64_t idle_end; /* idle timer, ELV_TIME_NEVER when not armed */
+	uint64_t grace_end; /* IDLE class held back until then, or ELV_TIME_NEVER */
+	uint64_t last_end_busy; /* last completion of an RT or BE request */
 	struct elv_request *merge_hint; /* just grew by a back merge: find_start looks there */
 	uint32_t busy_queues;
 	uint32_t busy_sync_queues;
@@ -755,9 +761,19 @@ static void cfq_choose_workload(struct cfq_data *cd, uint64_t now)
 
 static struct cfq_queue *cfq_get_next_queue(struct cfq_data *cd, uint64_t now)
 {
+	uint64_t grace;
+
 	if (!cd->rq_queued)
 		return NULL;
 	cfq_choose_workload(cd, now);
+	cd->grace_end = ELV_TIME_NEVER;
+	if (cd->serving_class == CFQ_IDLE) {
+		grace = cd->last_end_busy + (uint64_t)CFQ_IDLE_GRACE;
+		if (cfq_before(now, grace)) {
+			cd->grace_end = grace;
+			return NULL;
+		}
+	}
 	return cfq_st_queue(cfq_st_for(cd, cd->serving_class, cd->serving_type)->rb.first);
 }
 
@@ -937,7 +953,10 @@ static void cfq_tick(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
 	if (!cd->clock_set) {
 		cd->clock_set = 1;
 		cd->last_delayed_sync = now - (uint64_t)(1000 * CFQ_MS);
+		cd->last_end_busy = now - (uint64_t)CFQ_IDLE_GRACE;
 	}
+	if (cd->grace_end != ELV_TIME_NEVER && !cfq_before(now, cd->grace_end))
+		cd->grace_end = ELV_TIME_NEVER;
 	/* elv_drain() ends idling behind our back: the wait is over */
 	if (cd->idle_end != ELV_TIME_NEVER && !elv_is_idling(q)) {
 		cd->idle_end = ELV_TIME_NEVER;
@@ -1062,6 +1081,7 @@ static void cfq_init(struct elv_queue *q)
 	cd->st_idle.idx = 6;
 	cfq_init_queue(&cd->async_idle, ELV_PRIO(ELV_PRIO_IDLE, 7), 0);
 	cd->idle_end = ELV_TIME_NEVER;
+	cd->grace_end = ELV_TIME_NEVER;
 	cd->serving_class = CFQ_BE;
 	cd->serving_type = CFQ_SYNC_NOIDLE;
 }
@@ -1273,13 +1293,15 @@ static void cfq_complete(struct elv_queue *q, struct elv_request *rq, uint64_t n
 
 	cfq_tick(q, cd, now);
 	cq = cfq_rq_queue(cd, rq);
-	cfq_async_release(rq);
 	sync = cfqq_sync(cq);
 	/* requests dispatched by another policy before a switch are not counted here */
 	if (cq->dispatched) {
 		cq->dispatched--;
 		cd->rq_in_flight[sync]--;
+		cfq_async_release(rq);
 	}
+	if (cq->cls != CFQ_IDLE)
+		cd->last_end_busy = now;
 	if (sync) {
 		cfq_stream(cq->stream)->ttime.last_end = now;
 		(cq->st ? cq->st : cfq_st_for(cd, cq->cls, cfqq_type(cq)))->ttime.last_end = now;
@@ -1305,9 +1327,17 @@ static void cfq_complete(struct elv_queue *q, struct elv_request *rq, uint64_t n
 		cfq_arm_slice_timer(q, cd, now);
 }
 
+/*
+ * Timers matter only while requests wait: with nothing queued the core does not call
+ * dispatch, and an idle wait that ran out is settled (at its own end time) on the next call.
+ */
 static uint64_t cfq_next_event(const struct elv_queue *q)
 {
-	return cfq_data(q)->idle_end;
+	const struct cfq_data *cd = cfq_data(q);
+
+	if (!cd->rq_queued)
+		return ELV_TIME_NEVER;
+	return cd->idle_end < cd->grace_end ? cd->idle_end : cd->grace_end;
 }
 
 static void cfq_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now)
@@ -1402,7 +1432,9 @@ static int cfq_check_tree(const struct cfq_st *st, uint32_t *busy, uint32_t *syn
 		cq = cfq_st_queue(n);
 		CFQ_CHECK(cq->st == st && (cq->flags & CFQQ_ON_RR));
 		CFQ_CHECK(!prev || !cfq_before(cq->rb_key, prev->rb_key));
-		CFQ_CHECK(st->cls == CFQ_IDLE ? cq->cls == CFQ_IDLE : cfqq_type(cq) == st->type);
+		/* the idle window may flip on a tree; the queue moves at its next re-sort */
+		CFQ_CHECK(st->cls == CFQ_IDLE ? cq->cls == CFQ_IDLE
+					      : (st->type == CFQ_ASYNC) == !cfqq_sync(cq));
 		*sync += (uint32_t)cfqq_sync(cq);
 		prev = cq;
 		cnt++;
