@@ -7,5 +7,8 @@ ci_build sanitize
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ci_ctest sanitize
-"$ELV_CI_DIR/sanitize/examples/driver-loop/driver-loop" >/dev/null
-echo "sanitize: driver-loop ran clean"
+for prog in driver-loop/driver-loop cmake-consumer/cmake-consumer \
+	pkgconfig-consumer/pkgconfig-consumer; do
+	"$ELV_CI_DIR/sanitize/examples/$prog" >/dev/null
+done
+echo "sanitize: driver-loop and both consumers ran clean"
