@@ -103,6 +103,13 @@ struct elv_policy {
 	 */
 	int (*allow_merge)(const struct elv_queue *q, const struct elv_request *rq,
 			   const struct elv_request *next);
+	/**
+	 * A queued request starting at elv_rq_end(@p rq) that @p rq could be joined with, or
+	 * NULL. Preferred over find_start() when present: knowing the request (its op,
+	 * priority and stream) lets a policy search only the one tree it could be in.
+	 * @p rq is either a new request or a queued one that just grew. Optional.
+	 */
+	struct elv_request *(*find_next)(struct elv_queue *q, const struct elv_request *rq);
 };
 
 /** @brief Policy state of a queue (data_size bytes, 8-byte aligned). */
@@ -143,7 +150,14 @@ static inline int elv_rq_is_sync(const struct elv_request *rq)
 }
 
 /** @brief Effective I/O priority: the request's, else its stream's, else BE level 4. */
-ELV_API uint8_t elv_rq_prio(const struct elv_request *rq);
+static inline uint8_t elv_rq_prio(const struct elv_request *rq)
+{
+	if (ELV_PRIO_CLASS(rq->ioprio) != ELV_PRIO_NONE)
+		return rq->ioprio;
+	if (rq->stream && ELV_PRIO_CLASS(rq->stream->ioprio) != ELV_PRIO_NONE)
+		return rq->stream->ioprio;
+	return ELV_PRIO(ELV_PRIO_BE, ELV_PRIO_DEFAULT_LEVEL);
+}
 
 /* ---- intrusive list ------------------------------------------------------------------ */
 

@@ -107,6 +107,17 @@ int elv_merge_back_from(struct elv_queue *q, struct elv_request *c, struct elv_r
 int elv_merge_front_into(struct elv_queue *q, struct elv_request *c, struct elv_request *rq,
 			 uint64_t now);
 
+/* A queued request that starts where @rq ends, through whichever lookup the policy has. */
+static inline struct elv_request *elv_policy_find_next(struct elv_queue *q,
+						       const struct elv_request *rq)
+{
+	const struct elv_policy *p = q->policy;
+
+	if (p->struct_size > offsetof(struct elv_policy, find_next) && p->find_next)
+		return p->find_next(q, rq);
+	return p->find_start ? p->find_start(q, elv_rq_end(rq), rq->op) : NULL;
+}
+
 /*
  * Try to merge new request @rq into a queued one: 1 when it was absorbed. Inline because the
  * common case, a miss, is two lookups and should cost no calls.
@@ -120,9 +131,7 @@ static inline int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *
 	c = elv_hash_find(&q->hash, rq->sector);
 	if (c && elv_merge_back_from(q, c, rq, now))
 		return 1;
-	if (!q->policy->find_start)
-		return 0;
-	c = q->policy->find_start(q, elv_rq_end(rq), rq->op);
+	c = elv_policy_find_next(q, rq);
 	return c && elv_merge_front_into(q, c, rq, now);
 }
 

@@ -42,11 +42,8 @@ static struct elv_request *elv_find_back(struct elv_queue *q, const struct elv_r
 static struct elv_request *elv_find_front(struct elv_queue *q, const struct elv_request *a,
 					  enum elv_merge_kind kind)
 {
-	struct elv_request *c;
+	struct elv_request *c = elv_policy_find_next(q, a);
 
-	if (!q->policy->find_start)
-		return NULL;
-	c = q->policy->find_start(q, elv_rq_end(a), a->op);
 	return c && c != a && elv_can_merge(q, a, c, kind) ? c : NULL;
 }
 

@@ -27,15 +27,6 @@ void elv_trace_emit(struct elv_queue *q, uint8_t type, const struct elv_request 
 	q->cfg.trace(q->cfg.ctx, &ev);
 }
 
-uint8_t elv_rq_prio(const struct elv_request *rq)
-{
-	if (ELV_PRIO_CLASS(rq->ioprio) != ELV_PRIO_NONE)
-		return rq->ioprio;
-	if (rq->stream && ELV_PRIO_CLASS(rq->stream->ioprio) != ELV_PRIO_NONE)
-		return rq->stream->ioprio;
-	return ELV_PRIO(ELV_PRIO_BE, ELV_PRIO_DEFAULT_LEVEL);
-}
-
 /* The request leaves the library: the host owns it again. */
 void elv_rq_release(struct elv_queue *q, struct elv_request *rq)
 {
