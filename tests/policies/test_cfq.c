@@ -38,6 +38,7 @@ struct sim_stream {
 	uint8_t flags;
 	uint32_t nr_sectors;
 	uint64_t sector;     /* next sector */
+	uint64_t stride;     /* sector step between requests */
 	uint64_t think;
 	uint64_t next_issue; /* NEVER while a request is out */
 	uint64_t stop_at;    /* stop issuing at this time */
@@ -149,6 +150,7 @@ static int add_stream(uint8_t ioprio, uint64_t think, uint64_t start)
 	check();
 	ss->op = ELV_OP_READ;
 	ss->nr_sectors = 8;
+	ss->stride = 8;
 	ss->sector = (uint64_t)(unsigned)(i + 1) * 20000000ULL;
 	ss->think = think;
 	ss->next_issue = start;
@@ -184,7 +186,7 @@ static void issue(int i)
 	io->rq.op = ss->op;
 	io->rq.flags = ss->flags;
 	io->rq.stream = ss->anonymous ? NULL : &ss->s;
-	ss->sector += ss->nr_sectors;
+	ss->sector += ss->stride;
 	ss->next_issue = NEVER;
 	ss->queued++;
 	assert_int_equal(elv_add(S.q, &io->rq, S.now), 0);
@@ -434,19 +436,61 @@ static void test_slices_follow_levels(void **state)
 	sim_finish();
 }
 
-static void test_async_and_sync_slices(void **state)
+static void test_lone_stream_slices(void **state)
 {
-	int sync = 0;
+	int sync;
 
 	(void)state;
 	sim_init(1, 1);
 	set_tunable("low_latency", 0);
-	/* the default slices by level, as the tunables define them */
 	sync = add_stream(ELV_PRIO(ELV_PRIO_BE, 4), 50 * US, 0);
 	sim_run(1000 * MS);
 	/* a lone stream: its turns are slice_sync long, then it starts a new one */
 	assert_true(pstat("slices") >= 9 && pstat("slices") <= 11);
 	assert_true(S.st[sync].done > 900);
+	sim_finish();
+}
+
+/* An async writer keeps 64 buffered writes queued; a sync reader competes with it. */
+static void test_async_budget_and_sync_preemption(void **state)
+{
+	int rd, wr;
+	unsigned i, k, contended = 0;
+	uint64_t turns;
+
+	(void)state;
+	sim_init(1, 1);
+	rd = add_stream(ELV_PRIO(ELV_PRIO_BE, 4), 50 * US, 0);
+	wr = add_stream(ELV_PRIO(ELV_PRIO_BE, 4), 0, 0);
+	S.st[wr].op = ELV_OP_WRITE;
+	S.st[wr].stride = 16; /* not contiguous: no merging */
+	S.st[wr].on = 0;
+	for (k = 0; k < 64; k++)
+		issue(wr);
+	S.st[wr].on = 1;
+	S.st[wr].next_issue = NEVER;
+	sim_run(2000 * MS);
+	/*
+	 * While the reader waits, the writer's turns end at their budget of
+	 * 2 x slice_async_rq x (8 - level) = 16 requests, or earlier when the reader's next
+	 * request preempts them. (Several turns may follow each other within the async
+	 * workload's share of target_latency.)
+	 */
+	for (i = 0; i < S.nr_log; i++)
+		if (S.log[i].stream == wr && (S.log[i].waiting & (1u << rd)))
+			contended++;
+	turns = pstat("async_budget_expired") + pstat("preemptions") + 1;
+	print_message("writer: %u requests while the reader waited, %llu budget expiries, "
+		      "%llu preemptions; reader %llu requests, writer %llu\n",
+		      contended, (unsigned long long)pstat("async_budget_expired"),
+		      (unsigned long long)pstat("preemptions"), (unsigned long long)S.st[rd].done,
+		      (unsigned long long)S.st[wr].done);
+	assert_true(pstat("async_budget_expired") >= 1);
+	assert_true(pstat("preemptions") >= 1);
+	assert_true(contended <= 16 * turns);
+	/* the writer never starves, and the sync reader still gets most of the device */
+	assert_true(S.st[wr].done > 0);
+	assert_true(S.st[rd].dev_ns > S.st[wr].dev_ns);
 	sim_finish();
 }
 
@@ -918,7 +962,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_four_streams_share_equally),
 		cmocka_unit_test(test_slices_follow_levels),
-		cmocka_unit_test(test_async_and_sync_slices),
+		cmocka_unit_test(test_lone_stream_slices),
+		cmocka_unit_test(test_async_budget_and_sync_preemption),
 		cmocka_unit_test(test_rt_before_be),
 		cmocka_unit_test(test_idle_class_only_when_others_idle),
 		cmocka_unit_test(test_idling_within_slice_idle),
