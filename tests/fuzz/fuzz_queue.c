@@ -1,0 +1,104 @@
+/*
+ * libFuzzer target: the fuzzer's bytes drive the call language of the model checker
+ * (tests/model/elv_model.h). The first bytes choose the queue configuration, every further
+ * call takes a few bytes; when they run out, everything is taken back and the queue torn
+ * down. Any violation of the model prints the call sequence and aborts, so libFuzzer keeps
+ * the input; sanitizers catch what the model cannot see.
+ *
+ * ELV_FUZZ_EXCLUDE (environment, comma-separated policy names) leaves policies out, for
+ * example one whose known bug would otherwise stop every run.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EM_SLOTS 24 /* fewer descriptors: full queues and reuse come sooner */
+#include "../model/elv_model.h"
+
+#define FQ_MAX_CALLS 2048u
+
+static uint64_t fq_mem[1u << 17];
+static struct em fq_m;
+static struct em_call fq_calls[FQ_MAX_CALLS];
+static int fq_ready;
+
+static int fq_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	while (list && *list) {
+		if (strncmp(list, name, n) == 0 && (list[n] == ',' || list[n] == 0))
+			return 1;
+		list = strchr(list, ',');
+		if (list)
+			list++;
+	}
+	return 0;
+}
+
+static void fq_setup(struct em *m)
+{
+	const char *ex = getenv("ELV_FUZZ_EXCLUDE");
+	const struct elv_policy *p;
+	unsigned i;
+
+	m->npols = 0;
+	for (i = 0; (p = elv_policy_at(i)) != NULL && m->npols < EM_MAX_POLS; i++) {
+		if (fq_listed(ex, elv_policy_name(p)))
+			continue;
+		m->pols[m->npols].p = p;
+		m->pols[m->npols].dl_bound = strcmp(elv_policy_name(p), "deadline") == 0;
+		m->npols++;
+	}
+	m->mem = fq_mem;
+	m->mem_cap = sizeof(fq_mem);
+}
+
+static void fq_die(struct em *m, const struct em_config *c, size_t n)
+{
+	size_t i;
+
+	fprintf(stderr, "VIOLATION after %zu calls: %s\nreproducer (elvcheck --replay):\n", n,
+		m->err);
+	em_print_config(stderr, m, c);
+	for (i = 0; i < n; i++)
+		em_print_call(stderr, &fq_calls[i]);
+	fprintf(stderr, "end\n");
+	abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct em *m = &fq_m;
+	struct em_src src;
+	struct em_config c;
+	size_t n = 0;
+
+	if (!fq_ready) {
+		fq_setup(m);
+		fq_ready = 1;
+	}
+	if (m->npols == 0)
+		return 0;
+	memset(&src, 0, sizeof(src));
+	src.p = data;
+	src.n = size;
+	em_gen_config(m, &src, &c);
+	if (em_start(m, &c) != 0)
+		fq_die(m, &c, 0);
+	while (n < FQ_MAX_CALLS) {
+		em_gen(m, &src, n, &fq_calls[n]);
+		if (src.eof)
+			break;
+		em_exec(m, &fq_calls[n++]);
+		if (m->failed)
+			fq_die(m, &c, n);
+	}
+	em_finish(m);
+	if (m->failed)
+		fq_die(m, &c, n);
+	return 0;
+}

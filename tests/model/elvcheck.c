@@ -1,0 +1,443 @@
+/*
+ * elvcheck: model-based checker of libelevator.
+ *
+ *   elvcheck --policy NAME|all --seed S --ops N    random calls, checked after every call
+ *   elvcheck --replay FILE                          run a reproducer printed by a failure
+ *
+ * A seeded generator issues any sequence of public calls (tests/model/elv_model.h has the
+ * call language, the reference model and the checks). A run is cut into episodes, each with
+ * its own queue configuration; an episode ends by taking every request back and tearing the
+ * queue down. On a violation the episode's calls are shrunk (dropping calls while the same
+ * violation still shows, bounded effort) and printed as a reproducer.
+ *
+ * Prints "N passed, M failed": N calls checked, M runs that found a violation. Exit status 1
+ * on a violation (0 with --expect-fail, where finding none is the failure).
+ */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "elv_model.h"
+
+#ifdef ELVCHECK_PLANTED
+/* tests/model/plant.c: deliberately broken policies and core, for the checker's own test. */
+unsigned plant_policies(const struct elv_policy **out, uint8_t *dl_bound, unsigned max);
+void plant_core_bug(int bug);
+#endif
+
+#define EC_MAX_EPISODE 40000u
+
+static uint64_t ec_qmem[1u << 17]; /* 1 MiB of queue memory, 8-byte aligned */
+static struct em ec_m;
+static struct em_call ec_calls[EC_MAX_EPISODE];
+static struct em_call ec_work[EC_MAX_EPISODE];
+static struct em_call ec_best[EC_MAX_EPISODE];
+
+struct ec_opts {
+	const char *policy;
+	const char *replay;
+	uint64_t seed;
+	uint64_t ops;
+	unsigned episode;
+	unsigned shrink_budget;
+	double shrink_secs;
+	int expect_fail;
+	int verbose;
+	int plant_core;
+	const char *expect;
+};
+
+/* The first violation found, before shrinking (for --expect). */
+static char ec_first_violation[EM_ERR_LEN];
+
+static double ec_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Is @name in the comma-separated list @list? */
+static int ec_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	while (list && *list) {
+		if (strncmp(list, name, n) == 0 && (list[n] == ',' || list[n] == 0))
+			return 1;
+		list = strchr(list, ',');
+		if (list)
+			list++;
+	}
+	return 0;
+}
+
+static const char *ec_exclude;
+
+static void ec_setup_policies(struct em *m)
+{
+	const struct elv_policy *p;
+	unsigned i;
+
+	m->npols = 0;
+	for (i = 0; (p = elv_policy_at(i)) != NULL && m->npols < EM_MAX_POLS; i++) {
+		if (ec_listed(ec_exclude, p->name))
+			continue;
+		m->pols[m->npols].p = p;
+		m->pols[m->npols].dl_bound = strcmp(p->name, "deadline") == 0;
+		m->npols++;
+	}
+#ifdef ELVCHECK_PLANTED
+	{
+		const struct elv_policy *pp[EM_MAX_POLS];
+		uint8_t dl[EM_MAX_POLS];
+		unsigned n = plant_policies(pp, dl, EM_MAX_POLS - m->npols);
+
+		for (i = 0; i < n; i++) {
+			if (ec_listed(ec_exclude, pp[i]->name))
+				continue;
+			m->pols[m->npols].p = pp[i];
+			m->pols[m->npols].dl_bound = dl[i];
+			m->npols++;
+		}
+	}
+#endif
+	m->mem = ec_qmem;
+	m->mem_cap = sizeof(ec_qmem);
+}
+
+static int ec_find_policy(const struct em *m, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < m->npols; i++)
+		if (strcmp(m->pols[i].p->name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Run @n calls (skipping none) on a fresh queue; returns the index of the failing call,
+ * @n when the teardown failed, or -1 when everything held. */
+static long ec_run(struct em *m, const struct em_config *c, const struct em_call *calls,
+		   size_t n)
+{
+	size_t i;
+
+	if (em_start(m, c) != 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		em_exec(m, &calls[i]);
+		if (m->failed)
+			return (long)i;
+	}
+	em_finish(m);
+	return m->failed ? (long)n : -1;
+}
+
+/* What a failure is about, without its numbers: shrinking keeps the same kind. */
+static void ec_signature(const char *err, char *out, size_t len)
+{
+	size_t j = 0;
+
+	for (; *err && j + 1 < len && j < 48; err++)
+		if (!(*err >= '0' && *err <= '9'))
+			out[j++] = *err;
+	out[j] = 0;
+}
+
+/* Drop calls while the same kind of violation still shows. Returns the new length. */
+static size_t ec_shrink(struct em *m, const struct em_config *c, struct em_call *calls,
+			size_t n, const struct ec_opts *o)
+{
+	char want[64], got[64];
+	size_t chunk, start, k, tries = 0;
+	double t0 = ec_clock();
+	long f;
+
+	ec_signature(m->err, want, sizeof(want));
+	for (chunk = n / 2; chunk >= 1; chunk /= 2) {
+		start = 0;
+		while (start < n) {
+			size_t end = start + chunk < n ? start + chunk : n;
+
+			if (tries++ >= o->shrink_budget || ec_clock() - t0 > o->shrink_secs)
+				return n;
+			k = 0;
+			memcpy(ec_work, calls, start * sizeof(*calls));
+			k = start;
+			memcpy(ec_work + k, calls + end, (n - end) * sizeof(*calls));
+			k += n - end;
+			f = ec_run(m, c, ec_work, k);
+			ec_signature(m->err, got, sizeof(got));
+			if (f >= 0 && strcmp(want, got) == 0) {
+				n = (size_t)f < k ? (size_t)f + 1u : k;
+				memcpy(calls, ec_work, n * sizeof(*calls));
+			} else {
+				start = end;
+			}
+		}
+		if (chunk == 1)
+			break;
+	}
+	return n;
+}
+
+static void ec_report(struct em *m, const struct em_config *c, struct em_call *calls, size_t n,
+		      long f, const struct ec_opts *o, uint64_t episode)
+{
+	char first[EM_ERR_LEN];
+	size_t i, len = f >= 0 && (size_t)f < n ? (size_t)f + 1u : n;
+
+	snprintf(first, sizeof(first), "%s", m->err);
+	if (!ec_first_violation[0])
+		snprintf(ec_first_violation, sizeof(ec_first_violation), "%s", m->err);
+	printf("VIOLATION in episode %llu after %zu calls: %s\n", (unsigned long long)episode,
+	       len, first);
+	memcpy(ec_best, calls, len * sizeof(*calls));
+	len = ec_shrink(m, c, ec_best, len, o);
+	/* Replay the shrunk sequence once more so the message matches it. */
+	f = ec_run(m, c, ec_best, len);
+	printf("minimal reproducer: %zu calls (replay: save the lines from 'config' to 'end' "
+	       "and run elvcheck --replay FILE)\n", len);
+	printf("  violation: %s\n", m->failed ? m->err : first);
+	em_print_config(stdout, m, c);
+	for (i = 0; i < len; i++)
+		em_print_call(stdout, &ec_best[i]);
+	printf("end\n");
+	(void)f;
+}
+
+/* One policy: episodes of random length until @o->ops calls ran. 0 when all held. */
+static int ec_policy_run(struct em *m, unsigned pol, const struct ec_opts *o, uint64_t *ops)
+{
+	struct em_src src;
+	struct em_config c;
+	uint64_t done = 0, episode = 0;
+	double t0 = ec_clock(), dt;
+
+	memset(&src, 0, sizeof(src));
+	src.rng = 1;
+	src.x = (o->seed + 1u) * 0x9E3779B97F4A7C15ull ^ ((uint64_t)pol << 32) ^ 0x5eed;
+	if (src.x == 0)
+		src.x = 1;
+	m->bound_checks = m->waits = 0;
+	while (done < o->ops) {
+		uint64_t len = o->episode / 4u + em_u32(&src) % (o->episode - o->episode / 4u + 1u);
+		size_t i;
+
+		if (len > o->ops - done)
+			len = o->ops - done;
+		em_gen_config(m, &src, &c);
+		c.policy = (uint8_t)pol;
+		if (em_start(m, &c) != 0) {
+			ec_report(m, &c, ec_calls, 0, 0, o, episode);
+			return 1;
+		}
+		for (i = 0; i < len; i++) {
+			em_gen(m, &src, i, &ec_calls[i]);
+			em_exec(m, &ec_calls[i]);
+			if (m->failed)
+				break;
+		}
+		if (!m->failed)
+			em_finish(m);
+		if (m->failed) {
+			*ops += done + i;
+			ec_report(m, &c, ec_calls, i < len ? i + 1u : len, (long)i, o, episode);
+			return 1;
+		}
+		done += len;
+		episode++;
+	}
+	*ops += done;
+	dt = ec_clock() - t0;
+	printf("policy %-14s seed %llu: %llu calls in %llu episodes, %.0f calls/s, %llu expired "
+	       "reads within bound, %llu idle waits followed\n", m->pols[pol].p->name,
+	       (unsigned long long)o->seed, (unsigned long long)done,
+	       (unsigned long long)episode, dt > 0 ? (double)done / dt : 0.0,
+	       (unsigned long long)m->bound_checks, (unsigned long long)m->waits);
+	return 0;
+}
+
+static int ec_replay(struct em *m, const char *path, uint64_t *ops)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	struct em_config c;
+	size_t n = 0;
+	int have_cfg = 0;
+	long r;
+
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = line;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!have_cfg) {
+			have_cfg = em_parse_config(p, &c);
+			continue;
+		}
+		if (strncmp(p, "end", 3) == 0)
+			break;
+		if (n < EC_MAX_EPISODE && em_parse_call(p, &ec_calls[n]))
+			n++;
+	}
+	fclose(f);
+	if (!have_cfg) {
+		fprintf(stderr, "%s: no config line\n", path);
+		exit(2);
+	}
+	m->verbose = 1;
+	r = ec_run(m, &c, ec_calls, n);
+	*ops += r >= 0 ? (uint64_t)r : n;
+	if (r >= 0 && (size_t)r < n)
+		printf("VIOLATION at call %ld of %zu: %s\n", r + 1, n, m->err);
+	else if (r >= 0)
+		printf("VIOLATION after all %zu calls (taking everything back): %s\n", n, m->err);
+	else
+		printf("replay of %zu calls: no violation\n", n);
+	return r >= 0;
+}
+
+/* Does @s contain one of the comma-separated words of @words? */
+static int ec_contains_any(const char *s, const char *words)
+{
+	char w[128];
+
+	while (*words) {
+		size_t n = strcspn(words, ",");
+
+		if (n > 0 && n < sizeof(w)) {
+			memcpy(w, words, n);
+			w[n] = 0;
+			if (strstr(s, w))
+				return 1;
+		}
+		words += n;
+		if (*words == ',')
+			words++;
+	}
+	return 0;
+}
+
+static void ec_usage(void)
+{
+	fprintf(stderr,
+		"usage: elvcheck [--policy NAME|all] [--seed S] [--ops N] [--episode N]\n"
+		"                [--shrink-budget N] [--shrink-seconds S] [--expect-fail]\n"
+		"                [--expect WORD,...]\n"
+		"                [--replay FILE] [--list] [--exclude NAME,...]%s\n",
+#ifdef ELVCHECK_PLANTED
+		" [--plant-core N]"
+#else
+		""
+#endif
+	);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct ec_opts o = { "all", NULL, 1, 100000, 20000, 2000, 30.0, 0, 0, 0, NULL };
+	struct em *m = &ec_m;
+	uint64_t ops = 0;
+	unsigned failed = 0, i;
+	int a;
+
+	for (a = 1; a < argc; a++) {
+		const char *v = a + 1 < argc ? argv[a + 1] : NULL;
+
+		if (strcmp(argv[a], "--policy") == 0 && v) {
+			o.policy = v;
+			a++;
+		} else if (strcmp(argv[a], "--seed") == 0 && v) {
+			o.seed = strtoull(v, NULL, 0);
+			a++;
+		} else if (strcmp(argv[a], "--ops") == 0 && v) {
+			o.ops = strtoull(v, NULL, 0);
+			a++;
+		} else if (strcmp(argv[a], "--episode") == 0 && v) {
+			o.episode = (unsigned)strtoul(v, NULL, 0);
+			a++;
+		} else if (strcmp(argv[a], "--shrink-budget") == 0 && v) {
+			o.shrink_budget = (unsigned)strtoul(v, NULL, 0);
+			a++;
+		} else if (strcmp(argv[a], "--shrink-seconds") == 0 && v) {
+			o.shrink_secs = strtod(v, NULL);
+			a++;
+		} else if (strcmp(argv[a], "--exclude") == 0 && v) {
+			ec_exclude = v;
+			a++;
+		} else if (strcmp(argv[a], "--replay") == 0 && v) {
+			o.replay = v;
+			a++;
+#ifdef ELVCHECK_PLANTED
+		} else if (strcmp(argv[a], "--plant-core") == 0 && v) {
+			o.plant_core = atoi(v);
+			a++;
+#endif
+		} else if (strcmp(argv[a], "--expect-fail") == 0) {
+			o.expect_fail = 1;
+		} else if (strcmp(argv[a], "--expect") == 0 && v) {
+			o.expect_fail = 1;
+			o.expect = v;
+			a++;
+		} else if (strcmp(argv[a], "--verbose") == 0) {
+			o.verbose = 1;
+		} else if (strcmp(argv[a], "--list") == 0) {
+			ec_setup_policies(m);
+			for (i = 0; i < m->npols; i++)
+				printf("%s\n", m->pols[i].p->name);
+			return 0;
+		} else {
+			ec_usage();
+		}
+	}
+	if (o.episode < 100u || o.episode > EC_MAX_EPISODE)
+		o.episode = o.episode < 100u ? 100u : EC_MAX_EPISODE;
+#ifdef ELVCHECK_PLANTED
+	plant_core_bug(o.plant_core);
+#endif
+	ec_setup_policies(m);
+	m->verbose = o.verbose;
+	if (o.replay) {
+		failed = (unsigned)ec_replay(m, o.replay, &ops);
+	} else if (strcmp(o.policy, "all") == 0) {
+		/* Every built-in policy as the starting one; runs switch among all of them. */
+		for (i = 0; i < m->npols; i++)
+			if (ec_find_policy(m, elv_policy_name(m->pols[i].p)) == (int)i &&
+			    elv_policy_find(elv_policy_name(m->pols[i].p)) == m->pols[i].p)
+				failed += (unsigned)ec_policy_run(m, i, &o, &ops);
+	} else {
+		int p = ec_find_policy(m, o.policy);
+
+		if (p < 0) {
+			fprintf(stderr, "elvcheck: no policy named %s (try --list)\n", o.policy);
+			return 2;
+		}
+		failed = (unsigned)ec_policy_run(m, (unsigned)p, &o, &ops);
+	}
+	printf("%llu passed, %u failed\n", (unsigned long long)(ops - failed), failed);
+	if (o.expect_fail) {
+		if (failed && o.expect && !ec_contains_any(ec_first_violation, o.expect)) {
+			printf("expected a violation mentioning one of \"%s\", found another\n",
+			       o.expect);
+			return 1;
+		}
+		if (failed) {
+			printf("expected a violation and found one\n");
+			return 0;
+		}
+		printf("expected a violation, found none\n");
+		return 1;
+	}
+	return failed ? 1 : 0;
+}
