@@ -149,7 +149,6 @@ struct cfq_data {
 	uint64_t idle_end; /* idle timer, ELV_TIME_NEVER when not armed */
 	uint64_t grace_end; /* IDLE class held back until then, or ELV_TIME_NEVER */
 	uint64_t last_end_busy; /* last completion of an RT or BE request */
-	struct elv_request *merge_hint; /* just grew by a back merge: find_start looks there */
 	uint32_t busy_queues;
 	uint32_t busy_sync_queues;
 	uint32_t rq_queued;
@@ -604,8 +603,6 @@ static struct elv_request *cfq_find_next_rq(const struct cfq_data *cd,
 
 static void cfq_del_rq(struct cfq_data *cd, struct cfq_queue *cq, struct elv_request *rq)
 {
-	if (cd->merge_hint == rq)
-		cd->merge_hint = NULL;
 	if (cq->next_rq == rq)
 		cq->next_rq = cfq_find_next_rq(cd, cq, rq);
 	elv_list_del(&rq->ELV_PRIVATE(fifo));
@@ -1130,10 +1127,6 @@ static void cfq_merged(struct elv_queue *q, struct elv_request *rq, enum elv_mer
 		cq->next_rq = cfq_choose_req(cd, cq->next_rq, rq, cd->last_position);
 		return;
 	}
-	if (kind == ELV_MERGE_BACK) {
-		cd->merge_hint = rq;
-		return;
-	}
 	if (kind != ELV_MERGE_REQ || !next || cfq_rq_queue(cd, next) != cq)
 		return;
 	/* the survivor takes the absorbed request's place in the FIFO if that was older */
@@ -1177,27 +1170,14 @@ static struct elv_request *cfq_find_in(const struct cfq_queue *cq, uint64_t sect
 }
 
 /*
- * Front and request-to-request merges. Right after a back merge the core looks for a request
- * starting where the grown one now ends: only the grown request's queue is searched. For a
- * new request (not visible here) any busy queue's request of the same op may qualify, the
- * active queue's first, O(busy queues x log n); allow_merge() then refuses it unless the new
- * request would go to that same queue.
+ * Front and request-to-request merges: a request starting where @rq ends, searched only in
+ * the queue @rq is in (or, for a new request, would go to).
  */
-static struct elv_request *cfq_find_start(struct elv_queue *q, uint64_t sector, uint8_t op)
+static struct elv_request *cfq_find_next(struct elv_queue *q, const struct elv_request *rq)
 {
 	struct cfq_data *cd = cfq_data(q);
-	const struct cfq_queue *cq;
-	struct elv_request *rq, *hint = cd->merge_hint;
 
-	cd->merge_hint = NULL;
-	if (hint && elv_rq_end(hint) == sector && hint->op == op)
-		return cfq_find_in(cfq_rq_queue(cd, hint), sector, op);
-	if (cd->active && (rq = cfq_find_in(cd->active, sector, op)) != NULL)
-		return rq;
-	for (cq = cfq_iter_next(cd, NULL); cq; cq = cfq_iter_next(cd, cq))
-		if (cq != cd->active && (rq = cfq_find_in(cq, sector, op)) != NULL)
-			return rq;
-	return NULL;
+	return cfq_find_in(cfq_rq_queue(cd, rq), elv_rq_end(rq), rq->op);
 }
 
 /* Merge only within one queue: a stream's sync requests never join another's. */
@@ -1535,7 +1515,6 @@ const struct elv_policy elv_policy_cfq = {
 	.add = cfq_add,
 	.remove = cfq_remove,
 	.merged = cfq_merged,
-	.find_start = cfq_find_start,
 	.dispatch = cfq_dispatch,
 	.oldest = cfq_oldest,
 	.requeue = cfq_requeue,
@@ -1546,4 +1525,5 @@ const struct elv_policy elv_policy_cfq = {
 	.stats = cfq_stats,
 	.check = cfq_check,
 	.allow_merge = cfq_allow_merge,
+	.find_next = cfq_find_next,
 };

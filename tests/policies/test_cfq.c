@@ -834,7 +834,7 @@ static void test_anonymous_stream_never_idles(void **state)
 
 static void test_merges_stay_in_their_queue(void **state)
 {
-	struct sim_io *a, *b, *c, *x;
+	struct sim_io *a, *b, *c, *d, *e, *x;
 	int s0, s1;
 
 	(void)state;
@@ -857,8 +857,47 @@ static void test_merges_stay_in_their_queue(void **state)
 	c->busy = 0;
 	assert_int_equal(qstats().merged_front, 1);
 	assert_int_equal(a->rq.sector, 992);
+	/* d (stream 0) right after b (stream 1) stays apart from b */
+	d = add_io(s0, ELV_OP_READ, 1016, 0);
+	assert_int_equal(qstats().merged_back, 0);
+	/* e fills the gap in stream 0: back merge into a, then a and d become one */
+	e = io_get();
+	e->stream = -1;
+	e->rq.sector = 1008;
+	e->rq.nr_sectors = 8;
+	e->rq.op = ELV_OP_READ;
+	e->rq.stream = &S.st[s0].s;
+	assert_int_equal(elv_add(S.q, &e->rq, S.now), 1);
+	check();
+	e->busy = 0;
+	d->busy = 0;
+	assert_int_equal(qstats().merged_back, 1);
+	assert_int_equal(qstats().merged_req, 1);
+	assert_int_equal(a->rq.sector, 992);
+	assert_int_equal(a->rq.nr_sectors, 32);
+	/* joined with an older request, the survivor takes its place in the FIFO */
+	S.now += 1 * MS;
+	d = add_io(s0, ELV_OP_READ, 3016, 0);
+	S.now += 1 * MS;
+	c = add_io(s0, ELV_OP_READ, 3000, 0);
+	e = io_get();
+	e->stream = -1;
+	e->rq.sector = 3008;
+	e->rq.nr_sectors = 8;
+	e->rq.op = ELV_OP_READ;
+	e->rq.stream = &S.st[s0].s;
+	assert_int_equal(elv_add(S.q, &e->rq, S.now), 1);
+	check();
+	e->busy = d->busy = 0;
+	assert_int_equal(qstats().merged_req, 2);
+	assert_int_equal(c->rq.nr_sectors, 24);
+	assert_int_equal(c->rq.ELV_PRIVATE(time), S.now - 1 * MS);
 	x = take(0);
 	assert_ptr_equal(x, a);
+	S.now += 1 * MS;
+	done(x);
+	x = take(0);
+	assert_ptr_equal(x, c);
 	S.now += 1 * MS;
 	done(x);
 	/* stream 0's queue idles for its next request before stream 1 gets a turn */
