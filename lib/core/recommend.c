@@ -1,22 +1,26 @@
 /*
  * Which built-in policy fits a device. A pure function of the traits: no state, no malloc.
  *
- * Flash and other non-rotating devices gain nothing from sorting or idling: there is no seek
- * to save, and every idle wait of an anticipating policy is lost device time, so they get
- * noop. Zoned devices need writes kept in order per zone, which deadline's FIFO-per-direction
- * batches preserve without idling. A rotating disk that queues several commands reorders
- * them itself, and a policy that holds reads back one at a time (anticipation) would starve
- * its queue, so it gets deadline. A rotating disk with one command at a time is where
- * deceptive idleness costs most: anticipation keeps a dependent reader's next request
- * nearby, so it gets anticipatory.
+ * - Non-rotating devices have no seek to save, so no policy should idle on them: every wait
+ *   for a process's next request is lost device time (the PostMark-on-USB result). One that
+ *   queues many commands (an NCQ SSD) orders them itself and gets noop; one that serves a
+ *   single command at a time (a USB stick) gets deadline, which never idles either but keeps
+ *   reads from waiting behind a write flood.
+ * - Zoned devices need the writes of a zone kept in order: deadline, without idling.
+ * - A rotating disk with tagged queueing reorders by itself, and an idling policy that holds
+ *   reads back one at a time would keep its queue empty: deadline.
+ * - A rotating disk with one command at a time suffers most from deceptive idleness: cfq
+ *   idles for a dependent reader's next request and also lets reads preempt buffered writes,
+ *   which bounds read latency under a write flood better than anticipation's write batches.
  */
 #include "elv_internal.h"
 
 /* Preference lists, best first; the first one built in wins. */
-static const char *const pick_flash[] = { "noop", "deadline", NULL };
+static const char *const pick_flash_mq[] = { "noop", "deadline", NULL };
+static const char *const pick_flash_sq[] = { "deadline", "noop", NULL };
 static const char *const pick_zoned[] = { "deadline", "noop", NULL };
 static const char *const pick_tcq[] = { "deadline", "noop", NULL };
-static const char *const pick_single[] = { "anticipatory", "cfq", "deadline", "noop", NULL };
+static const char *const pick_single[] = { "cfq", "anticipatory", "deadline", "noop", NULL };
 
 static const struct elv_policy *first_built_in(const char *const *names)
 {
@@ -39,7 +43,7 @@ const struct elv_policy *elv_policy_recommend(const struct elv_device_traits *de
 	if (dev->zoned)
 		return first_built_in(pick_zoned);
 	if (!dev->rotational)
-		return first_built_in(pick_flash);
+		return first_built_in(dev->queue_depth > 1 ? pick_flash_mq : pick_flash_sq);
 	if (dev->queue_depth > 1)
 		return first_built_in(pick_tcq);
 	return first_built_in(pick_single);

@@ -51,6 +51,7 @@ struct eng {
 	uint64_t rbytes, wbytes, requests;
 	uint64_t last_timer;
 	uint32_t timer_repeat;
+	uint64_t same_time;     /* steps in a row without the clock moving */
 };
 
 /* ---- event heap ----------------------------------------------------------------------- */
@@ -577,6 +578,11 @@ static int step(struct eng *e, uint64_t limit)
 		t = e->now; /* a timer in the past means "now" */
 	if (t > limit)
 		return 0;
+	/* Zero-time devices can let a background stream spin at one instant for ever. */
+	if (t == e->now && ++e->same_time > 20000000)
+		return 0;
+	if (t != e->now)
+		e->same_time = 0;
 	e->now = t;
 	if (td == t) {
 		struct elv_sim_io *io = elv_sim_dev_finish(e->dev, t);

@@ -48,6 +48,11 @@ static struct elv_sim_stream_spec *add_stream(struct elv_sim_config *c, const ch
 	return s;
 }
 
+static double prim_makespan(const struct elv_sim_scn_result *r)
+{
+	return r->run.makespan_s;
+}
+
 /* ---- seek-sort ------------------------------------------------------------------------- */
 
 static const struct elv_sim_published pub_seek[] = {
@@ -73,10 +78,6 @@ static void build_seek(struct elv_sim_config *c, double scale)
 	}
 }
 
-static double prim_seek(const struct elv_sim_scn_result *r)
-{
-	return r->run.mean_seek_sectors;
-}
 
 /* ---- tcq-depth ------------------------------------------------------------------------- */
 
@@ -167,15 +168,17 @@ static void build_svs(struct elv_sim_config *c, double scale)
 	t->think_ms = 0.2;
 }
 
-static int fits_svs(const struct elv_sim_dev_params *p)
+/* Background streams need time to pass: not on the null device. */
+static int fits_timed(const struct elv_sim_dev_params *p)
 {
-	return p->capacity >= 4096 * MB_SECTORS;
+	return p->kind != ELV_SIM_DEV_NULL && p->capacity >= 512 * MB_SECTORS;
 }
 
-static double prim_makespan(const struct elv_sim_scn_result *r)
+static int fits_svs(const struct elv_sim_dev_params *p)
 {
-	return r->run.makespan_s;
+	return fits_timed(p) && p->capacity >= 4096 * MB_SECTORS;
 }
+
 
 /* ---- postmark-usb --------------------------------------------------------------------- */
 
@@ -202,11 +205,11 @@ static int fits_any(const struct elv_sim_dev_params *p)
 
 static const struct scn_def scns[] = {
 	{ "seek-sort", "15 random 512-byte readers over 960,000 sectors: what sorting buys",
-	  "barracuda", pub_seek, 2, "mean_seek_sectors", 1, build_seek, fits_any, prim_seek },
+	  "barracuda", pub_seek, 2, "time_s", 1, build_seek, fits_any, prim_makespan },
 	{ "tcq-depth", "random reads, QD 1..31 outstanding at the drive: drive-side reordering",
 	  "barracuda", pub_tcq, 1, "iops_at_qd31", 0, build_tcq, fits_disk, prim_tcq },
 	{ "write-bomb", "endless buffered dd writes against an interactive reader",
-	  "ide2003", pub_wb, 1, "read_p99_ms", 1, build_wb, fits_any, prim_wb },
+	  "ide2003", pub_wb, 1, "read_p99_ms", 1, build_wb, fits_timed, prim_wb },
 	{ "stream-vs-small-files", "a 512 MB streaming cat against reading a source tree",
 	  "ide2003", NULL, 0, "tree_time_s", 1, build_svs, fits_svs, prim_makespan },
 	{ "postmark-usb", "PostMark file mix on a VFAT USB stick: flash wants no idling",

@@ -717,6 +717,7 @@ static int cmd_recommend(int argc, char **argv)
 			       elv_sim_scenario_name(s), elv_policy_name(rec),
 			       rep.res[best].run.policy, rank, rep.nr, rv, bv, rep.primary_name,
 			       gap > 0.05 ? "  (more than 5% from the best)" : "");
+			fflush(stdout);
 			if (jf)
 				fprintf(jf, "%s\n    {\"scenario\": \"%s\", \"metric\": \"%s\", "
 					"\"rank\": %u, \"of\": %u, \"recommended_value\": %.6g, "
