@@ -52,7 +52,7 @@ struct disk {
 };
 
 /* Static memory only. The queue buffer is checked against elv_queue_size() at start. */
-static uint64_t queue_mem[256];
+static uint64_t queue_mem[1024];
 static struct io ios[NR_IOS];
 static struct reader readers[NR_READERS];
 static struct elv_stream writer;
