@@ -476,7 +476,10 @@ static void as_init(struct elv_queue *q)
 
 	for (d = 0; d < 2; d++)
 		elv_list_init(&ad->fifo[d]);
+	/* Start in a read batch whose clock runs from its first completion (nothing to tune yet). */
 	ad->batch_dir = ELV_DIR_READ;
+	ad->new_batch = 1;
+	ad->write_batch_idled = 1;
 	/* A tenth of the target in milliseconds, as the jiffy-based original at HZ=1000. */
 	ad->write_batch_count = ad->write_batch_expire / (int64_t)(10u * AS_NSEC_PER_MS);
 	if (ad->write_batch_count < 2)
@@ -745,7 +748,13 @@ static uint64_t as_next_event(const struct elv_queue *q)
 {
 	const struct as_data *ad = as_of(q);
 
-	return ad->antic_status == AS_ANTIC_WAIT_NEXT ? as_window_end(ad) : ELV_TIME_NEVER;
+	/*
+	 * With nothing queued the core does not call dispatch, so a timer would only spin the
+	 * host; the next add or completion ends a stale wait instead.
+	 */
+	if (ad->antic_status != AS_ANTIC_WAIT_NEXT || ad->nr_queued[0] + ad->nr_queued[1] == 0)
+		return ELV_TIME_NEVER;
+	return as_window_end(ad);
 }
 
 static void as_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now)
@@ -900,8 +909,11 @@ static int as_check(const struct elv_queue *q)
 
 /* ---- the policy ---------------------------------------------------------------------- */
 
+#define AS_MAX_MS 3600000    /* one hour: the longest deadline or batch */
+#define AS_MAX_ANTIC_US 1000000 /* one second: far past any useful wait */
+
 #define AS_MS(field, def, text)                                                              \
-	{ #field, "ms", text, def, 0, INT32_MAX, (uint32_t)offsetof(struct as_data, field),  \
+	{ #field, "ms", text, def, 0, AS_MAX_MS, (uint32_t)offsetof(struct as_data, field),  \
 	  (uint32_t)AS_NSEC_PER_MS }
 
 static const struct elv_tunable as_tunables[] = {
@@ -910,7 +922,7 @@ static const struct elv_tunable as_tunables[] = {
 	AS_MS(read_batch_expire, 500, "Length of a read batch while writes wait"),
 	AS_MS(write_batch_expire, 125, "Target length of a write batch (tunes its size)"),
 	{ "antic_expire", "us", "Longest wait for the last reader's next request; 0 disables",
-	  6667, 0, INT32_MAX, (uint32_t)offsetof(struct as_data, antic_expire), 1000u },
+	  6667, 0, AS_MAX_ANTIC_US, (uint32_t)offsetof(struct as_data, antic_expire), 1000u },
 };
 
 const struct elv_policy elv_policy_anticipatory = {

@@ -774,6 +774,35 @@ static void test_exit_ends_wait(void **state)
 	sim_finish(sm);
 }
 
+static void test_cancel_during_wait(void **state)
+{
+	struct sim *sm = &S;
+	struct elv_stream a = { 0 };
+	struct io *far, *next;
+	uint64_t sector;
+
+	(void)state;
+	sim_init(sm, -1);
+	assert_int_equal(elv_stream_init(sm->q, &a, sm->now), 0);
+	sector = warm_up(sm, &a, 0, 4);
+	far = add_rq(sm, ELV_OP_READ, NULL, 90000000);
+	assert_null(disp(sm, 0));
+	assert_true(elv_next_event(sm->q) != ELV_TIME_NEVER);
+	/* The only request held back is withdrawn: no timer is needed for an empty queue. */
+	assert_int_equal(elv_cancel(sm->q, &far->rq), 0);
+	far->state = IO_CANCELLED;
+	chk(sm);
+	assert_int_equal(elv_next_event(sm->q), ELV_TIME_NEVER);
+	/* The awaited stream still comes back inside its window: a hit. */
+	sm->now += 50 * US;
+	next = add_rq(sm, ELV_OP_READ, &a, sector);
+	assert_int_equal(pstat(sm, "antic_hits"), 1);
+	assert_ptr_equal(disp(sm, 0), next);
+	done(sm, next);
+	assert_int_equal(elv_stream_exit(sm->q, &a, sm->now), 0);
+	sim_finish(sm);
+}
+
 /* Streams that read once and exit teach the queue not to wait for new streams. */
 static void test_exit_estimates(void **state)
 {
@@ -868,30 +897,35 @@ static void test_new_stream_estimate(void **state)
 static void test_drain_before_direction_switch(void **state)
 {
 	struct sim *sm = &S;
-	struct io *r1, *r2, *r3, *w1;
+	struct io *r1, *r2, *r3, *r4, *w1;
 
 	(void)state;
 	sim_init(sm, 0);
 	r1 = add_rq(sm, ELV_OP_READ, NULL, 1000);
 	assert_ptr_equal(disp(sm, 0), r1);
-	sm->now += 1 * MS;
+	/* The read batch's clock starts when its first read completes. */
+	sm->now += 500 * US;
+	done(sm, r1);
+	sm->now += 500 * US;
 	w1 = add_rq(sm, ELV_OP_WRITE, NULL, 500000);
 	r2 = add_rq(sm, ELV_OP_READ, NULL, 2000);
-	/* The read batch has not expired: reads go on. */
+	r3 = add_rq(sm, ELV_OP_READ, NULL, 3000);
+	/* The read batch has not expired: reads go on, two of them onto a deeper device. */
 	assert_ptr_equal(disp(sm, 0), r2);
+	assert_ptr_equal(disp(sm, 0), r3);
 	/* Past read_batch_expire: the batch turns to writes, but only once the reads drained. */
 	sm->now += 600 * MS;
-	r3 = add_rq(sm, ELV_OP_READ, NULL, 3000);
+	r4 = add_rq(sm, ELV_OP_READ, NULL, 4000);
 	assert_null(disp(sm, 0));
 	assert_int_equal(elv_next_event(sm->q), ELV_TIME_NEVER);
-	done(sm, r1);
+	done(sm, r2);
 	assert_null(disp(sm, 0));
 	sm->now += 1 * MS;
-	done(sm, r2);
+	done(sm, r3);
 	assert_ptr_equal(disp(sm, 0), w1);
 	done(sm, w1);
-	assert_ptr_equal(disp(sm, 0), r3);
-	done(sm, r3);
+	assert_ptr_equal(disp(sm, 0), r4);
+	done(sm, r4);
 	assert_int_equal(pstat(sm, "write_batches"), 1);
 	sim_finish(sm);
 }
@@ -1093,9 +1127,12 @@ static void test_live_requeue_cancel_switch(void **state)
 	assert_int_equal(elv_stream_init(sm->q, &c->s, sm->now), 0);
 	chk(sm);
 	sim_run(sm, ELV_TIME_NEVER);
-	print_message("live: %u requests, %u requeued, %u cancelled, %u merged, waits %llu hits "
-		      "%llu breaks %llu timeouts %llu exits %llu\n",
-		      sm->nr_io, sm->requeues, sm->cancels, sm->merges,
+	print_message("live: %u requests in %llu ms, %u requeued, %u cancelled, %u merged, "
+		      "%llu/%llu read/write batches, waits %llu hits %llu breaks %llu timeouts %llu "
+		      "exits %llu\n",
+		      sm->nr_io, (unsigned long long)(sm->now / MS), sm->requeues, sm->cancels,
+		      sm->merges, (unsigned long long)pstat(sm, "read_batches"),
+		      (unsigned long long)pstat(sm, "write_batches"),
 		      (unsigned long long)pstat(sm, "antic_waits"),
 		      (unsigned long long)pstat(sm, "antic_hits"),
 		      (unsigned long long)pstat(sm, "antic_breaks"),
@@ -1118,6 +1155,7 @@ int main(void)
 		cmocka_unit_test(test_writes_not_starved),
 		cmocka_unit_test(test_close_window_widens),
 		cmocka_unit_test(test_exit_ends_wait),
+		cmocka_unit_test(test_cancel_during_wait),
 		cmocka_unit_test(test_exit_estimates),
 		cmocka_unit_test(test_new_stream_estimate),
 		cmocka_unit_test(test_drain_before_direction_switch),
