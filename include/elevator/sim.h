@@ -129,6 +129,7 @@ struct elv_sim_dev_params {
 	uint8_t drive_sched;      /**< enum elv_sim_drive_sched. */
 	uint8_t zoned;            /**< Reported as a trait only. */
 	double ordered_tag_ms;    /**< Host sends an ordered tag this often (0: never). */
+	uint16_t busy_depth;      /**< Answer BUSY (queue full) when holding this many (0: never). */
 	uint64_t capacity;        /**< Sectors; derived from the geometry for disks. */
 	struct elv_sim_disk_params disk;   /**< Disk parameters (kind DISK). */
 	struct elv_sim_flash_params flash; /**< Flash parameters (kinds SSD and USB). */
@@ -199,6 +200,7 @@ struct elv_sim_dev_stats {
 	uint64_t erases;         /**< Flash: block erases. */
 	uint64_t destage_ns;     /**< Disk: media time spent writing back cached writes. */
 	uint64_t write_hits;     /**< Disk: writes absorbed by the write-back buffer. */
+	uint64_t busy_refusals;  /**< Commands refused with BUSY (the host requeued them). */
 };
 
 struct elv_sim_dev;
@@ -209,7 +211,10 @@ ELV_API int elv_sim_dev_create(struct elv_sim_dev **out, const struct elv_sim_de
 ELV_API void elv_sim_dev_destroy(struct elv_sim_dev *d);
 /** @brief Free command slots now. */
 ELV_API unsigned elv_sim_dev_slots(const struct elv_sim_dev *d);
-/** @brief Hand a command to the device at @p now. @retval 0 or ELV_EBUSY when full. */
+/**
+ * @brief Hand a command to the device at @p now.
+ * @retval 0 accepted; ELV_EBUSY no free slot, or the device answered BUSY (busy_depth).
+ */
 ELV_API int elv_sim_dev_submit(struct elv_sim_dev *d, struct elv_sim_io *io, uint64_t now);
 /** @brief Time of the next completion, or ELV_TIME_NEVER. */
 ELV_API uint64_t elv_sim_dev_next(const struct elv_sim_dev *d);

@@ -160,6 +160,11 @@ int elv_sim_dev_submit(struct elv_sim_dev *d, struct elv_sim_io *io, uint64_t no
 		return ELV_EINVAL;
 	if (!elv_sim_dev_slots(d))
 		return ELV_EBUSY;
+	/* Some drives advertise more tags than they can hold and answer QUEUE FULL. */
+	if (d->p.busy_depth && d->nwait + (d->cur ? 1u : 0u) >= d->p.busy_depth) {
+		d->st.busy_refusals++;
+		return ELV_EBUSY;
+	}
 	io->submit_ns = now;
 	io->seq = d->seq++;
 	io->ordered = 0;

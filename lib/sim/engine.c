@@ -52,6 +52,8 @@ struct eng {
 	uint64_t last_timer;
 	uint32_t timer_repeat;
 	uint64_t same_time;     /* steps in a row without the clock moving */
+	int refused;            /* the device said BUSY: wait for a completion */
+	uint64_t requeues;
 };
 
 /* ---- event heap ----------------------------------------------------------------------- */
@@ -170,8 +172,13 @@ static void stream_done_check(struct eng *e, struct elv__stream *s)
 {
 	if (s->finished == 1 && !s->inflight) {
 		s->finished = 2;
-		if (!s->sp.background && e->fg_left && !--e->fg_left)
-			e->end_ns = e->now;
+		/* The run ends with the last completion of a foreground stream, not with
+		 * the think time a generator spent finding out it had nothing left. */
+		if (!s->sp.background && e->fg_left) {
+			e->fg_left--;
+			if (s->done_ns > e->end_ns)
+				e->end_ns = s->done_ns;
+		}
 	}
 }
 
@@ -303,7 +310,7 @@ static void complete(struct eng *e, struct elv_sim_io *io)
 /* Dispatch while the device has room. */
 static void kick(struct eng *e)
 {
-	while (!e->err && elv_sim_dev_slots(e->dev)) {
+	while (!e->err && !e->refused && elv_sim_dev_slots(e->dev)) {
 		struct elv_request *rq;
 		uint32_t queued = elv_queue_nr_queued(e->q);
 		struct srq *r;
@@ -326,8 +333,20 @@ static void kick(struct eng *e)
 		r->io.nr_sectors = rq->nr_sectors;
 		r->io.op = rq->op;
 		r->io.ctx = r;
-		if (elv_sim_dev_submit(e->dev, &r->io, e->now))
-			e->err = ELV_EINVAL;
+		ret = elv_sim_dev_submit(e->dev, &r->io, e->now);
+		if (ret == ELV_EBUSY) {
+			/* Give it back: it goes first once the device has room again. */
+			if (elv_requeue(e->q, rq, e->now))
+				e->err = ELV_EINVAL;
+			e->refused = 1;
+			e->requeues++;
+			if (!e->draining) {
+				e->queued_sum -= queued;
+				e->dispatches--;
+			}
+		} else if (ret) {
+			e->err = ret;
+		}
 	}
 }
 
@@ -587,6 +606,7 @@ static int step(struct eng *e, uint64_t limit)
 	if (td == t) {
 		struct elv_sim_io *io = elv_sim_dev_finish(e->dev, t);
 
+		e->refused = 0;
 		if (io)
 			complete(e, io);
 	} else if (te == t) {
@@ -622,6 +642,7 @@ static void drain(struct eng *e)
 
 			e->now = td > e->now ? td : e->now;
 			io = elv_sim_dev_finish(e->dev, e->now);
+			e->refused = 0;
 			if (io)
 				complete(e, io);
 		}

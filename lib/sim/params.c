@@ -195,6 +195,7 @@ static const struct pkey pkeys[] = {
 	PK("queue_depth", T_U16, queue_depth),
 	PK("zoned", T_U8, zoned),
 	PK("ordered_tag_ms", T_DBL, ordered_tag_ms),
+	PK("busy_depth", T_U16, busy_depth),
 	PK("capacity", T_U64, capacity),
 	DK("rpm", T_DBL, rpm),
 	DK("surfaces", T_U32, surfaces),

@@ -104,10 +104,11 @@ static void json_result(FILE *f, const struct elv_sim_report *rep,
 		(unsigned long long)r->dev.partial_merges, (unsigned long long)r->dev.gc_blocks,
 		(unsigned long long)r->dev.gc_copies, (unsigned long long)r->dev.erases);
 	fprintf(f, "      \"device\": {\"commands\": %llu, \"media_accesses\": %llu, "
-		"\"cache_hits\": %llu, \"write_hits\": %llu, \"destage_s\": %.6g}",
+		"\"cache_hits\": %llu, \"write_hits\": %llu, \"destage_s\": %.6g, "
+		"\"busy_refusals\": %llu}",
 		(unsigned long long)r->dev.commands, (unsigned long long)r->dev.media_accesses,
 		(unsigned long long)r->dev.cache_hits, (unsigned long long)r->dev.write_hits,
-		(double)r->dev.destage_ns / 1e9);
+		(double)r->dev.destage_ns / 1e9, (unsigned long long)r->dev.busy_refusals);
 	if (strcmp(rep->scenario, "seek-sort") == 0)
 		fprintf(f, ",\n      \"expected_sorted_seek_sectors\": %.6g",
 			fin(sorted_seek_expect(rep, r)));
