@@ -149,6 +149,7 @@ struct cfq_data {
 	uint64_t idle_end; /* idle timer, ELV_TIME_NEVER when not armed */
 	uint64_t grace_end; /* IDLE class held back until then, or ELV_TIME_NEVER */
 	uint64_t last_end_busy; /* last completion of an RT or BE request */
+	uint64_t epoch; /* tells our in-flight stamps from those of an earlier instance */
 	uint32_t busy_queues;
 	uint32_t busy_sync_queues;
 	uint32_t rq_queued;
@@ -877,10 +878,46 @@ static struct elv_request *cfq_check_fifo(struct cfq_data *cd, struct cfq_queue 
 	return elv_list_first_rq(&cq->fifo);
 }
 
+/*
+ * In flight, a request's sort-tree link is free: it is stamped with its queue so that only
+ * requests this instance dispatched (and the core did not take back on a requeue) are
+ * counted down when they complete.
+ */
+static void cfq_stamp(const struct cfq_data *cd, struct cfq_queue *cq, struct elv_request *rq)
+{
+	rq->ELV_PRIVATE(rb).parent_color = (uintptr_t)cd->epoch;
+	rq->ELV_PRIVATE(rb).left = (struct elv_rb_node *)(void *)cq;
+	rq->ELV_PRIVATE(rb).right = (struct elv_rb_node *)(void *)(uintptr_t)cd;
+}
+
+/* The queue of an in-flight request this instance counts, or NULL; the stamp is cleared. */
+static struct cfq_queue *cfq_unstamp(const struct cfq_data *cd, struct elv_request *rq)
+{
+	struct elv_rb_node *n = &rq->ELV_PRIVATE(rb);
+	struct cfq_queue *cq = cfq_rq_queue((struct cfq_data *)(uintptr_t)cd, rq);
+
+	if (n->parent_color != (uintptr_t)cd->epoch || n->left != (void *)cq ||
+	    n->right != (const void *)cd || !cq->dispatched)
+		return NULL;
+	n->parent_color = 0;
+	n->left = NULL;
+	n->right = NULL;
+	return cq;
+}
+
+/* A request leaves our in-flight count (completed, or taken back by the core). */
+static void cfq_rq_gone(struct cfq_data *cd, struct cfq_queue *cq, const struct elv_request *rq)
+{
+	cq->dispatched--;
+	cd->rq_in_flight[cfqq_sync(cq)]--;
+	cfq_async_release(rq);
+}
+
 static void cfq_dispatch_insert(struct cfq_data *cd, struct cfq_queue *cq, struct elv_request *rq)
 {
 	cq->next_rq = cfq_find_next_rq(cd, cq, rq);
 	cfq_del_rq(cd, cq, rq);
+	cfq_stamp(cd, cq, rq);
 	cq->dispatched++;
 	cd->rq_in_flight[cfqq_sync(cq)]++;
 	cd->last_position = elv_rq_end(rq);
@@ -1062,6 +1099,7 @@ static void cfq_init_queue(struct cfq_queue *cq, uint8_t prio, int sync)
 static void cfq_init(struct elv_queue *q)
 {
 	struct cfq_data *cd = cfq_data(q);
+	struct elv_stats st;
 	unsigned c, t;
 
 	for (c = 0; c < 2; c++) {
@@ -1080,6 +1118,9 @@ static void cfq_init(struct elv_queue *q)
 	cd->idle_end = ELV_TIME_NEVER;
 	cd->grace_end = ELV_TIME_NEVER;
 	cd->serving_class = CFQ_BE;
+	/* grows with every add and dispatch, so an earlier instance's stamps never match */
+	if (elv_stats(q, &st) == 0)
+		cd->epoch = st.added + st.dispatched[0] + st.dispatched[1] + st.requeued + 1;
 	cd->serving_type = CFQ_SYNC_NOIDLE;
 }
 
@@ -1237,11 +1278,19 @@ static struct elv_request *cfq_oldest(struct elv_queue *q)
 	return best;
 }
 
+/*
+ * The core keeps a requeued request and hands it out again itself (or returns it to the host
+ * on cancel or drain without telling the policy), so it stops counting as in flight here.
+ */
 static void cfq_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
-	/* still counted as dispatched by its queue until it completes */
-	(void)rq;
-	cfq_tick(q, cfq_data(q), now);
+	struct cfq_data *cd = cfq_data(q);
+	struct cfq_queue *cq;
+
+	cfq_tick(q, cd, now);
+	cq = cfq_unstamp(cd, rq);
+	if (cq)
+		cfq_rq_gone(cd, cq, rq);
 }
 
 /* A lone queue at the end of its slice waits for one more request rather than expiring. */
@@ -1272,14 +1321,13 @@ static void cfq_complete(struct elv_queue *q, struct elv_request *rq, uint64_t n
 	int sync;
 
 	cfq_tick(q, cd, now);
-	cq = cfq_rq_queue(cd, rq);
+	cq = cfq_unstamp(cd, rq);
+	/* dispatched before a switch, or again after a requeue: not counted here */
+	if (cq)
+		cfq_rq_gone(cd, cq, rq);
+	else
+		cq = cfq_rq_queue(cd, rq);
 	sync = cfqq_sync(cq);
-	/* requests dispatched by another policy before a switch are not counted here */
-	if (cq->dispatched) {
-		cq->dispatched--;
-		cd->rq_in_flight[sync]--;
-		cfq_async_release(rq);
-	}
 	if (cq->cls != CFQ_IDLE)
 		cd->last_end_busy = now;
 	if (sync) {

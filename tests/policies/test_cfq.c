@@ -758,6 +758,40 @@ static void test_requeue(void **state)
 	sim_finish();
 }
 
+static void drained(void *arg, struct elv_request *rq)
+{
+	(*(unsigned *)arg)++;
+	elv_container_of(rq, struct sim_io, rq)->busy = 0;
+}
+
+/* A requeued request the host then drains never completes here: nothing may wait for it. */
+static void test_requeue_then_drain(void **state)
+{
+	struct sim_io *a, *c, *x;
+	unsigned n = 0;
+	int s0;
+
+	(void)state;
+	sim_init(1, 1);
+	s0 = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
+	a = add_io(s0, ELV_OP_READ, 1000, 0);
+	add_io(s0, ELV_OP_READ, 2000, 0);
+	x = take(0);
+	assert_ptr_equal(x, a);
+	assert_int_equal(elv_requeue(S.q, &x->rq, S.now), 0);
+	check();
+	assert_int_equal(elv_drain(S.q, drained, &n), 2);
+	check();
+	assert_int_equal(n, 2);
+	S.now += 1 * MS;
+	c = add_io(s0, ELV_OP_READ, 3000, 0);
+	x = take(0);
+	assert_ptr_equal(x, c);
+	S.now += 1 * MS;
+	done(x);
+	sim_finish();
+}
+
 static void test_cancel_and_anonymous(void **state)
 {
 	struct sim_io *io[12], *x;
@@ -1010,6 +1044,7 @@ int main(void)
 		cmocka_unit_test(test_no_idling_on_queueing_flash),
 		cmocka_unit_test(test_idling_switched_off),
 		cmocka_unit_test(test_requeue),
+		cmocka_unit_test(test_requeue_then_drain),
 		cmocka_unit_test(test_cancel_and_anonymous),
 		cmocka_unit_test(test_anonymous_stream_never_idles),
 		cmocka_unit_test(test_merges_stay_in_their_queue),
