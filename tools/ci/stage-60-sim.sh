@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The research harness end to end: build elvsim (release), run all five reference scenarios
+# under every policy within 60 s in total, check the JSON contract, and check determinism:
+# the same seed gives byte-identical JSON, another seed does not.
+source "$(dirname "$0")/common.sh"
+
+ci_configure sim -DCMAKE_BUILD_TYPE=Release -DELV_BUILD_TESTS=OFF -DELV_BUILD_EXAMPLES=OFF
+ci_build sim --target elvsim
+elvsim="$ELV_CI_DIR/sim/tools/elvsim/elvsim"
+out="$ELV_CI_DIR/sim/out"
+rm -rf "$out"
+mkdir -p "$out"
+
+scenarios=(seek-sort tcq-depth write-bomb stream-vs-small-files postmark-usb)
+t0=$(date +%s.%N)
+for s in "${scenarios[@]}"; do
+	echo "+ elvsim run $s --policy all --seed 1 --json $out/$s.json"
+	timeout 60 "$elvsim" run "$s" --policy all --seed 1 --quiet --json "$out/$s.json"
+done
+t1=$(date +%s.%N)
+elapsed=$(echo "$t1 - $t0" | bc)
+echo "all five scenarios under all policies: ${elapsed} s"
+if [ "$(echo "$elapsed > 60" | bc)" -eq 1 ]; then
+	echo "FAIL: the scenarios took more than 60 s" >&2
+	exit 1
+fi
+
+# The contract scripts rely on.
+python3 - "$out" "${scenarios[@]}" <<'PY'
+import json, sys
+out, names = sys.argv[1], sys.argv[2:]
+need = ["policy", "makespan_s", "requests", "mean_seek_sectors", "mean_seek_ms", "read_lat_ms",
+        "write_lat_ms", "read_MBps", "write_MBps", "idle_s", "streams", "policy_stats", "flash"]
+for n in names:
+    d = json.load(open(f"{out}/{n}.json"))
+    assert d["scenario"] == n and "device" in d and "seed" in d, n
+    assert len(d["results"]) >= 2, n
+    for r in d["results"]:
+        for k in need:
+            assert k in r, (n, k)
+        for k in ("p50", "p99", "max"):
+            assert k in r["read_lat_ms"] and k in r["write_lat_ms"], (n, k)
+        for s in r["streams"]:
+            assert {"name", "done_s", "MBps", "read_lat_ms"} <= set(s), (n, s)
+        assert {"full_merges", "switch_merges"} <= set(r["flash"]), n
+        if n == "tcq-depth":
+            assert [p["qd"] for p in r["curve"]] == list(range(1, 32)), n
+print("JSON contract: ok for", len(names), "scenarios")
+PY
+
+for s in seek-sort write-bomb postmark-usb; do
+	"$elvsim" run "$s" --policy all --seed 1 --quiet --json "$out/$s.again.json"
+	if ! cmp "$out/$s.json" "$out/$s.again.json"; then
+		echo "FAIL: $s is not deterministic" >&2
+		exit 1
+	fi
+	"$elvsim" run "$s" --policy all --seed 2 --quiet --json "$out/$s.seed2.json"
+	if cmp -s "$out/$s.json" "$out/$s.seed2.json"; then
+		echo "FAIL: $s ignores the seed" >&2
+		exit 1
+	fi
+done
+echo "determinism: ok"
