@@ -792,6 +792,75 @@ static void test_requeue_then_drain(void **state)
 	sim_finish();
 }
 
+/* A stream that leaves while its queue idles for it: the wait ends, others go at once. */
+static void test_stream_exit_while_idling(void **state)
+{
+	struct sim_io *a, *b, *x;
+	int s0, s1;
+
+	(void)state;
+	sim_init(1, 1);
+	s0 = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
+	s1 = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
+	a = add_io(s0, ELV_OP_READ, 1000, 0);
+	b = add_io(s1, ELV_OP_READ, 900000, 0);
+	x = take(0);
+	assert_ptr_equal(x, a);
+	S.now += 1 * MS;
+	done(x);
+	assert_null(take(0));
+	assert_true(elv_is_idling(S.q));
+	assert_int_equal(elv_stream_exit(S.q, &S.st[s0].s, S.now), 0);
+	check();
+	assert_false(elv_is_idling(S.q));
+	x = take(0);
+	assert_ptr_equal(x, b);
+	S.now += 1 * MS;
+	done(x);
+	assert_int_equal(elv_stream_exit(S.q, &S.st[s1].s, S.now), 0);
+	S.nr_streams = 0;
+	sim_finish();
+}
+
+/* Barriers: nothing passes one, and the queue does not idle while one waits. */
+static void test_barrier(void **state)
+{
+	struct sim_io *a, *b, *c, *d, *x;
+	int s0, s1;
+
+	(void)state;
+	sim_init(1, 1);
+	s0 = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
+	s1 = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
+	a = add_io(s0, ELV_OP_READ, 1000, 0);
+	b = add_io(s1, ELV_OP_READ, 900000, 0);
+	c = add_io(-1, ELV_OP_WRITE, 5000, ELV_RQ_BARRIER);
+	d = add_io(s0, ELV_OP_READ, 1008, 0);
+	x = take(0);
+	assert_ptr_equal(x, a);
+	S.now += 1 * MS;
+	done(x);
+	/* stream 0 would be worth idling for, but the barrier must not wait */
+	x = take(0);
+	assert_ptr_equal(x, b);
+	assert_false(elv_is_idling(S.q));
+	S.now += 1 * MS;
+	done(x);
+	x = take(0);
+	assert_ptr_equal(x, c);
+	S.now += 1 * MS;
+	done(x);
+	/* with the barrier gone, stream 1's idle window runs its course before d */
+	assert_null(take(0));
+	assert_true(elv_next_event(S.q) <= S.now + 8 * MS);
+	S.now = elv_next_event(S.q);
+	x = take(0);
+	assert_ptr_equal(x, d);
+	S.now += 1 * MS;
+	done(x);
+	sim_finish();
+}
+
 static void test_cancel_and_anonymous(void **state)
 {
 	struct sim_io *io[12], *x;
@@ -1045,6 +1114,8 @@ int main(void)
 		cmocka_unit_test(test_idling_switched_off),
 		cmocka_unit_test(test_requeue),
 		cmocka_unit_test(test_requeue_then_drain),
+		cmocka_unit_test(test_stream_exit_while_idling),
+		cmocka_unit_test(test_barrier),
 		cmocka_unit_test(test_cancel_and_anonymous),
 		cmocka_unit_test(test_anonymous_stream_never_idles),
 		cmocka_unit_test(test_merges_stay_in_their_queue),
