@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Regenerate docs/results.md: build elvsim (Release) in build-results/, run the five
+# reference scenarios under every policy with seed 1, then the recommendation check, and
+# turn the JSON into the tables of docs/results.md.
+#
+#   tools/elvsim/make-results.sh [BUILD_DIR]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build-results}
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DELV_BUILD_TESTS=OFF \
+	-DELV_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build "$build" --target elvsim -j2 >/dev/null
+elvsim="$build/tools/elvsim/elvsim"
+out="$build/results"
+mkdir -p "$out"
+for s in seek-sort tcq-depth write-bomb stream-vs-small-files postmark-usb; do
+	"$elvsim" run "$s" --policy all --seed 1 --quiet --json "$out/$s.json"
+done
+"$elvsim" recommend --seed 1 --quiet --json "$out/recommend.json" >/dev/null
+python3 "$root/tools/elvsim/results_md.py" "$out" >"$root/docs/results.md"
+echo "wrote docs/results.md"
