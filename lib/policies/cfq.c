@@ -15,7 +15,11 @@
  * The IDLE class is served only once no RT or BE request has completed for CFQ_IDLE_GRACE
  * (as in the 2.6.2x scheduler), so it never slips in between two requests of a busy stream.
  *
- * Not modelled: cgroups (there is one group), cooperating-queue merging, NCQ depth probing
+ * Cooperating streams (interleaved readers of one region) are served back to back: when the
+ * active sync queue runs dry and another sync queue's next request starts near the head, that
+ * queue goes next instead of idling (the 2.6.30-2.6.32 behaviour; queues are not merged).
+ *
+ * Not modelled: cgroups (there is one group), merging cooperating queues, NCQ depth probing
  * (the device traits give the depth), request allocation limits (may_queue).
  */
 #ifndef ELV_ALLOW_PRIVATE_ACCESS
@@ -68,6 +72,7 @@ enum cfq_stat {
 	CFQ_ST_WORKLOAD_SWITCHES,
 	CFQ_ST_FORCED,
 	CFQ_ST_WAIT_BUSY,
+	CFQ_ST_COOP,
 	CFQ_NR_STATS
 };
 
@@ -93,6 +98,9 @@ struct cfq_queue {
 	struct elv_request *next_rq;  /* where the head would go next within this queue */
 	struct cfq_st *st;            /* tree it is on, NULL when not busy */
 	struct elv_stream *stream;    /* owner of a sync queue, NULL for shared async queues */
+	struct elv_rb_node p_node;    /* link in a position tree, keyed by next_rq's sector */
+	struct elv_rb_root *p_root;   /* that tree, or NULL */
+	uint64_t p_key;
 	uint64_t rb_key;
 	uint64_t slice_start;
 	uint64_t slice_end;
@@ -141,6 +149,7 @@ struct cfq_data {
 	struct cfq_st st_idle;
 	struct cfq_queue async_q[2][CFQ_LEVELS];
 	struct cfq_queue async_idle;
+	struct elv_rb_root pos_tree[CFQ_LEVELS]; /* sync queues by next request, per level */
 	struct cfq_queue *active;
 	struct cfq_ttime grp_ttime;
 	uint64_t workload_expires;
@@ -397,6 +406,81 @@ static void cfq_update_idle_window(struct cfq_data *cd, struct cfq_queue *cq)
 		cq->flags &= (uint16_t)~CFQQ_IDLE_WINDOW;
 }
 
+/* ---- cooperating queues ------------------------------------------------------------- */
+
+static struct cfq_queue *cfq_pos_queue(const struct elv_rb_node *n)
+{
+	return n ? elv_container_of(n, struct cfq_queue, p_node) : NULL;
+}
+
+/* Keep a sync queue filed in its level's position tree under its next request's sector. */
+static void cfq_pos_sync(struct cfq_data *cd, struct cfq_queue *cq)
+{
+	struct elv_rb_root *root = NULL;
+	struct elv_rb_node **link, *parent = NULL;
+	int leftmost = 1;
+
+	if (cfqq_sync(cq) && cq->cls != CFQ_IDLE && cq->next_rq)
+		root = &cd->pos_tree[cq->level];
+	if (cq->p_root == root && (!root || cq->p_key == cq->next_rq->sector))
+		return;
+	if (cq->p_root) {
+		elv_rb_erase(cq->p_root, &cq->p_node);
+		cq->p_root = NULL;
+	}
+	if (!root)
+		return;
+	cq->p_key = cq->next_rq->sector;
+	for (link = &root->root; *link;) {
+		parent = *link;
+		if (cq->p_key < cfq_pos_queue(parent)->p_key) {
+			link = &parent->left;
+		} else {
+			link = &parent->right;
+			leftmost = 0;
+		}
+	}
+	elv_rb_insert(root, &cq->p_node, parent, link, leftmost);
+	cq->p_root = root;
+}
+
+/* The queue whose next request starts nearest to @sector, if within CFQ_CLOSE_THR. */
+static struct cfq_queue *cfq_pos_closest(const struct elv_rb_root *root, uint64_t sector)
+{
+	const struct elv_rb_node *n = root->root;
+	struct cfq_queue *ceil = NULL, *floor = NULL, *o;
+
+	while (n) {
+		o = cfq_pos_queue(n);
+		if (o->p_key >= sector) {
+			ceil = o;
+			n = n->left;
+		} else {
+			floor = o;
+			n = n->right;
+		}
+	}
+	if (ceil && (!floor || ceil->p_key - sector <= sector - floor->p_key))
+		return ceil->p_key - sector <= CFQ_CLOSE_THR ? ceil : NULL;
+	return floor && sector - floor->p_key <= CFQ_CLOSE_THR ? floor : NULL;
+}
+
+/*
+ * Another sync queue of the same level and RT-ness whose next request is close to the head:
+ * its stream reads where @cur's has just been, so serving it beats idling for @cur.
+ */
+static struct cfq_queue *cfq_close_cooperator(struct cfq_data *cd, const struct cfq_queue *cur)
+{
+	struct cfq_queue *cq;
+
+	if (!cfqq_sync(cur) || cur->cls == CFQ_IDLE || cfqq_seeky(cur) || cd->busy_queues < 2)
+		return NULL;
+	cq = cfq_pos_closest(&cd->pos_tree[cur->level], cd->last_position);
+	if (!cq || cq == cur || cfqq_seeky(cq) || (cq->cls == CFQ_RT) != (cur->cls == CFQ_RT))
+		return NULL;
+	return cq;
+}
+
 /* ---- service trees ------------------------------------------------------------------ */
 
 static struct cfq_queue *cfq_st_last(const struct cfq_st *st)
@@ -465,8 +549,10 @@ static void cfq_service_tree_add(struct cfq_data *cd, struct cfq_queue *cq, int 
 	struct cfq_queue *o;
 	uint64_t key;
 
-	if (cq->stream && cq != cd->active)
+	if (cq->stream && cq != cd->active) {
 		cfq_refresh_prio(cq);
+		cfq_pos_sync(cd, cq);
+	}
 	st = cfq_st_for(cd, cq->cls, cfqq_type(cq));
 	if (cq->cls == CFQ_IDLE) {
 		o = cfq_st_last(st);
@@ -785,7 +871,7 @@ static int cfq_group_should_wait(const struct elv_queue *q, const struct cfq_dat
 /* Keep the active queue, wait for it, or switch to the next one. NULL means wait. */
 static struct cfq_queue *cfq_select_queue(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
 {
-	struct cfq_queue *cq = cd->active;
+	struct cfq_queue *cq = cd->active, *coop;
 	int64_t left;
 
 	if (!cd->rq_queued)
@@ -803,6 +889,13 @@ static struct cfq_queue *cfq_select_queue(struct elv_queue *q, struct cfq_data *
 	}
 	if (cq->queued)
 		return cq;
+	coop = cfq_close_cooperator(cd, cq);
+	if (coop) {
+		cd->stat[CFQ_ST_COOP]++;
+		cfq_expire(q, cd, 0, now);
+		cfq_set_active(cd, coop, now);
+		return coop;
+	}
 	if (cd->idle_end != ELV_TIME_NEVER)
 		return NULL;
 	/* a seeky queue with most of its slice left: the device is faster than it thinks */
@@ -917,6 +1010,7 @@ static void cfq_dispatch_insert(struct cfq_data *cd, struct cfq_queue *cq, struc
 {
 	cq->next_rq = cfq_find_next_rq(cd, cq, rq);
 	cfq_del_rq(cd, cq, rq);
+	cfq_pos_sync(cd, cq);
 	cfq_stamp(cd, cq, rq);
 	cq->dispatched++;
 	cd->rq_in_flight[cfqq_sync(cq)]++;
@@ -1141,6 +1235,7 @@ static void cfq_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	if (!(cq->flags & CFQQ_ON_RR))
 		cfq_add_rr(cd, cq, now);
 	cq->next_rq = cfq_choose_req(cd, cq->next_rq, rq, cd->last_position);
+	cfq_pos_sync(cd, cq);
 	cfq_rq_enqueued(q, cd, cq, rq, now);
 }
 
@@ -1150,6 +1245,7 @@ static void cfq_remove(struct elv_queue *q, struct elv_request *rq)
 	struct cfq_queue *cq = cfq_rq_queue(cd, rq);
 
 	cfq_del_rq(cd, cq, rq);
+	cfq_pos_sync(cd, cq);
 	cfq_async_release(rq);
 	/* an emptied waiting queue leaves its tree; the active one is dealt with at dispatch */
 	if ((cq->flags & CFQQ_ON_RR) && !cq->queued && cq != cd->active)
@@ -1166,6 +1262,7 @@ static void cfq_merged(struct elv_queue *q, struct elv_request *rq, enum elv_mer
 		elv_sort_del(&cq->sort_list, rq);
 		elv_sort_add(&cq->sort_list, rq);
 		cq->next_rq = cfq_choose_req(cd, cq->next_rq, rq, cd->last_position);
+		cfq_pos_sync(cd, cq);
 		return;
 	}
 	if (kind != ELV_MERGE_REQ || !next || cfq_rq_queue(cd, next) != cq)
@@ -1178,8 +1275,10 @@ static void cfq_merged(struct elv_queue *q, struct elv_request *rq, enum elv_mer
 		rq->ELV_PRIVATE(time) = next->ELV_PRIVATE(time);
 		rq->ELV_PRIVATE(seq) = next->ELV_PRIVATE(seq);
 	}
-	if (cq->next_rq == next)
+	if (cq->next_rq == next) {
 		cq->next_rq = rq;
+		cfq_pos_sync(cd, cq);
+	}
 }
 
 /* Busy queues in tree order, the active one included (it stays on its tree). */
@@ -1351,7 +1450,7 @@ static void cfq_complete(struct elv_queue *q, struct elv_request *rq, uint64_t n
 	}
 	if (cfq_slice_used(cq, now) || cq->cls == CFQ_IDLE)
 		cfq_expire(q, cd, 1, now);
-	else if (sync && !cq->queued)
+	else if (sync && !cq->queued && !cfq_close_cooperator(cd, cq))
 		cfq_arm_slice_timer(q, cd, now);
 }
 
@@ -1390,6 +1489,7 @@ static void cfq_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t 
 		cfq_expire(q, cd, 0, now);
 	if (cq->flags & CFQQ_ON_RR)
 		cfq_del_rr(cd, cq);
+	cfq_pos_sync(cd, cq);
 }
 
 static void cfq_stats(const struct elv_queue *q, uint64_t *vals)
@@ -1476,7 +1576,8 @@ static int cfq_check(const struct elv_queue *q)
 {
 	const struct cfq_data *cd = cfq_data(q);
 	const struct cfq_queue *cq;
-	uint32_t busy = 0, sync = 0, queued = 0, inflight = 0;
+	uint32_t busy = 0, sync = 0, queued = 0, inflight = 0, filed = 0, expect_filed = 0;
+	const struct elv_rb_node *n;
 	unsigned c, t;
 	int err;
 
@@ -1493,6 +1594,19 @@ static int cfq_check(const struct elv_queue *q)
 		queued += cq->queued;
 	}
 	CFQ_CHECK(queued == cd->rq_queued);
+	for (t = 0; t < CFQ_LEVELS; t++) {
+		CFQ_CHECK(elv_rb_check(&cd->pos_tree[t]) == 0);
+		for (n = cd->pos_tree[t].first; n; n = elv_rb_next(n)) {
+			cq = cfq_pos_queue(n);
+			CFQ_CHECK(cq->p_root == &cd->pos_tree[t] && cq->level == t);
+			CFQ_CHECK((cq->flags & CFQQ_ON_RR) && cq->next_rq);
+			CFQ_CHECK(cq->p_key == cq->next_rq->sector);
+			filed++;
+		}
+	}
+	for (cq = cfq_iter_next(cd, NULL); cq; cq = cfq_iter_next(cd, cq))
+		expect_filed += cfqq_sync(cq) && cq->cls != CFQ_IDLE && cq->next_rq;
+	CFQ_CHECK(filed == expect_filed);
 	for (c = 0; c < 2; c++) {
 		for (t = 0; t < CFQ_LEVELS; t++) {
 			cq = &cd->async_q[c][t];
@@ -1546,7 +1660,7 @@ static const struct elv_tunable cfq_tunables[] = {
 static const char *const cfq_stat_names[CFQ_NR_STATS] = {
 	"slices",          "idle_waits",        "idle_hits",   "idle_timeouts",
 	"preemptions",     "fifo_expired",      "async_budget_expired",
-	"workload_switches", "forced_dispatches", "wait_busy",
+	"workload_switches", "forced_dispatches", "wait_busy",       "coop_switches",
 };
 
 const struct elv_policy elv_policy_cfq = {
