@@ -40,6 +40,20 @@ static void format_names(void **state)
 	assert_string_equal(elv_trace_format_name((enum elv_trace_format)42), "?");
 }
 
+static void record_layout(void **state)
+{
+	/* The simulator copies these records as they are: keep the layout fixed. */
+	(void)state;
+	assert_int_equal(sizeof(struct elv_trace_rec), 32);
+	assert_int_equal(offsetof(struct elv_trace_rec, time_ns), 0);
+	assert_int_equal(offsetof(struct elv_trace_rec, sector), 8);
+	assert_int_equal(offsetof(struct elv_trace_rec, nr_sectors), 16);
+	assert_int_equal(offsetof(struct elv_trace_rec, op), 20);
+	assert_int_equal(offsetof(struct elv_trace_rec, sync), 21);
+	assert_int_equal(offsetof(struct elv_trace_rec, pad), 22);
+	assert_int_equal(offsetof(struct elv_trace_rec, pid), 24);
+}
+
 static void empty_input(void **state)
 {
 	size_t i;
@@ -246,6 +260,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(format_names),
+		cmocka_unit_test(record_layout),
 		cmocka_unit_test(empty_input),
 		cmocka_unit_test(bad_arguments),
 		cmocka_unit_test(missing_file),

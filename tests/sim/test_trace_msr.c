@@ -95,7 +95,8 @@ static void malformed_columns(void **state)
 		TRACE_CHECK_TEXT_ERR(text, MSR, cases[i].prefix);
 	}
 	/* A header is only recognised on the first line. */
-	TRACE_CHECK_TEXT_ERR(OK_LINE "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n",
+	TRACE_CHECK_TEXT_ERR(OK_LINE
+			     "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n",
 			     MSR, "t:2: Timestamp: ");
 }
 
