@@ -73,8 +73,9 @@ static void json_result(FILE *f, const struct elv_sim_report *rep,
 	fprintf(f, ",\n      ");
 	json_lat(f, "write_lat_ms", &r->write_lat);
 	fprintf(f, ",\n      \"read_MBps\": %.6g, \"write_MBps\": %.6g, \"busy_s\": %.6g, "
-		"\"idle_s\": %.6g, \"idle_count\": %llu, \"expired\": %llu,\n",
-		fin(r->read_mbps), fin(r->write_mbps), fin(r->busy_s), fin(r->idle_s),
+		"\"device_idle_s\": %.6g, \"idle_s\": %.6g, \"idle_count\": %llu, "
+		"\"expired\": %llu,\n", fin(r->read_mbps), fin(r->write_mbps), fin(r->busy_s),
+		fin(r->makespan_s > r->busy_s ? r->makespan_s - r->busy_s : 0), fin(r->idle_s),
 		(unsigned long long)r->idle_count, (unsigned long long)r->expired);
 	fprintf(f, "      \"truncated\": %d, \"error\": %d, \"primary\": %.6g,\n", r->truncated,
 		r->error, fin(sr->primary));

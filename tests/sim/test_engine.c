@@ -225,6 +225,50 @@ static void test_determinism(void **state)
 	}
 }
 
+static void test_report_formats(void **state)
+{
+	const struct elv_policy *p[2] = { elv_policy_find("noop"), elv_policy_find("deadline") };
+	struct elv_sim_scn_opts o;
+	struct elv_sim_report rep;
+	char buf[8192];
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	o.seed = 1;
+	o.scale = 0.02;
+	assert_int_equal(elv_sim_scenario_run((unsigned)elv_sim_scenario_find("seek-sort"), p, 2,
+					      &o, &rep), 0);
+	assert_int_equal(rep.nr, 2);
+	assert_string_equal(rep.res[1].run.policy, "deadline");
+	/* The table puts the published figures beside the simulated ones. */
+	f = tmpfile();
+	elv_sim_report_table(f, &rep);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	assert_non_null(strstr(buf, "published: unsorted (FIFO) mean seek distance = 320000"));
+	assert_non_null(strstr(buf, "N/(Q+1)"));
+	/* CSV: a header, one row per policy and one per stream. */
+	f = tmpfile();
+	elv_sim_report_csv(f, &rep);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	assert_true(strncmp(buf, "scenario,device,seed,policy,stream,", 35) == 0);
+	assert_non_null(strstr(buf, "seek-sort,barracuda,1,deadline,*,"));
+	assert_non_null(strstr(buf, "seek-sort,barracuda,1,noop,reader14,"));
+	elv_sim_report_free(&rep);
+	/* Scenario metadata. */
+	assert_int_equal(elv_sim_scenario_count(), 5);
+	assert_int_equal(elv_sim_scenario_find("nonesuch"), -1);
+	assert_string_equal(elv_sim_scenario_device((unsigned)elv_sim_scenario_find("tcq-depth")),
+			    "barracuda");
+}
+
 static void test_bad_config(void **state)
 {
 	struct elv_sim_result r;
@@ -251,6 +295,7 @@ int main(void)
 		cmocka_unit_test(test_busy_requeue),
 		cmocka_unit_test(test_time_limit),
 		cmocka_unit_test(test_determinism),
+		cmocka_unit_test(test_report_formats),
 		cmocka_unit_test(test_bad_config),
 	};
 
