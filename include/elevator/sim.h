@@ -129,7 +129,7 @@ struct elv_sim_dev_params {
 	uint8_t drive_sched;      /**< enum elv_sim_drive_sched. */
 	uint8_t zoned;            /**< Reported as a trait only. */
 	double ordered_tag_ms;    /**< Host sends an ordered tag this often (0: never). */
-	uint16_t busy_depth;      /**< Answer BUSY (queue full) when holding this many (0: never). */
+	uint16_t busy_depth;      /**< Answer BUSY when holding this many (0: never). */
 	uint64_t capacity;        /**< Sectors; derived from the geometry for disks. */
 	struct elv_sim_disk_params disk;   /**< Disk parameters (kind DISK). */
 	struct elv_sim_flash_params flash; /**< Flash parameters (kinds SSD and USB). */

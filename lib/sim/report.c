@@ -277,7 +277,8 @@ void elv_sim_report_table(FILE *f, const struct elv_sim_report *rep)
 	}
 	if (strcmp(rep->scenario, "seek-sort") == 0)
 		for (i = 0; i < rep->nr; i++)
-			fprintf(f, "  %-13s held %.2f requests on average: N/(Q+1) = %.0f sectors\n",
+			fprintf(f, "  %-13s held %.2f requests on average: "
+				"N/(Q+1) = %.0f sectors\n",
 				rep->res[i].run.policy, rep->res[i].run.mean_queued,
 				sorted_seek_expect(rep, &rep->res[i].run));
 	if (rep->nr && rep->res[0].nr_curve)

@@ -251,7 +251,9 @@ static uint64_t clu_sector(const struct postmark *pm, uint32_t c)
 
 static void meta_mark(struct postmark *pm, uint64_t sector)
 {
-	if (sector >= pm->meta_lo && sector < pm->meta_hi && !pm->meta_dirty[sector - pm->meta_lo]) {
+	if (sector < pm->meta_lo || sector >= pm->meta_hi)
+		return;
+	if (!pm->meta_dirty[sector - pm->meta_lo]) {
 		pm->meta_dirty[sector - pm->meta_lo] = 1;
 		pm->meta_count++;
 	}

@@ -149,9 +149,9 @@ static void test_skewed_transfer(void **state)
 	assert_int_equal(one(d, 90, 20, ELV_OP_READ, 0, &io), 11100000);
 	elv_sim_dev_destroy(d);
 	/* Crossing a cylinder: sectors 190..209 end track (0,1) and start (1,0). Track (0,1)
-	 * has skew 1, so sector 190 is at angle 0.91: head switch 0.1 ms, wait 9.0 ms, 1 ms, cylinder switch
-	 * 0.25 ms; track (1,0) starts at angle (1 + 3) / 100 = 0.04 and the head is at
-	 * 0.035: wait 0.05 ms, then 1 ms. */
+	 * has skew 1, so sector 190 is at angle 0.91: head switch 0.1 ms, wait 9.0 ms, 1 ms,
+	 * cylinder switch 0.25 ms; track (1,0) starts at angle (1 + 3) / 100 = 0.04 and the
+	 * head is at 0.035: wait 0.05 ms, then 1 ms. */
 	assert_int_equal(elv_sim_dev_create(&d, &p), 0);
 	assert_int_equal(one(d, 190, 20, ELV_OP_READ, 0, &io), 11400000);
 	elv_sim_dev_destroy(d);

@@ -362,7 +362,8 @@ static int write_plots(const struct elv_sim_report *rep, const char *dir)
 		if (!f)
 			return -1;
 		for (j = 0; j < n; j += step)
-			fprintf(f, "%.6g %.6g\n", res->read_samples_ms[j], (double)(j + 1) / (double)n);
+			fprintf(f, "%.6g %.6g\n", res->read_samples_ms[j],
+				(double)(j + 1) / (double)n);
 		if (n)
 			fprintf(f, "%.6g 1\n", res->read_samples_ms[n - 1]);
 		fclose(f);
@@ -546,7 +547,8 @@ static int cmd_run(int argc, char **argv)
 	    check_sets(&o))
 		return 2;
 	if (!elv_sim_scenario_fits((unsigned)si, &o.dev)) {
-		fprintf(stderr, "elvsim: scenario %s does not fit device %s\n", argv[2], o.dev.name);
+		fprintf(stderr, "elvsim: scenario %s does not fit device %s\n", argv[2],
+			o.dev.name);
 		return 2;
 	}
 	bar_init(&b, argv[2], o.quiet);
@@ -675,7 +677,8 @@ static int cmd_recommend(int argc, char **argv)
 		elv_sim_dev_traits(&p, &tr);
 		rec = elv_policy_recommend(&tr);
 		if (jf)
-			fprintf(jf, "%s  {\"device\": \"%s\", \"recommended\": \"%s\", \"scenarios\": [",
+			fprintf(jf, "%s  {\"device\": \"%s\", \"recommended\": \"%s\", "
+				"\"scenarios\": [",
 				d ? ",\n" : "", p.name, elv_policy_name(rec));
 		for (s = 0; s < elv_sim_scenario_count(); s++) {
 			struct elv_sim_report rep;
@@ -723,7 +726,8 @@ static int cmd_recommend(int argc, char **argv)
 					"\"rank\": %u, \"of\": %u, \"recommended_value\": %.6g, "
 					"\"best\": \"%s\", \"best_value\": %.6g, \"gap\": %.6g}",
 					first ? "" : ",", elv_sim_scenario_name(s),
-					rep.primary_name, rank, rep.nr, rv, rep.res[best].run.policy,
+					rep.primary_name, rank, rep.nr, rv,
+					rep.res[best].run.policy,
 					bv, gap);
 			first = 0;
 			elv_sim_report_free(&rep);
