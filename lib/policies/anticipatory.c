@@ -44,7 +44,6 @@ struct as_stream {
 	uint64_t last_end;     /* when its last sync request completed */
 	uint64_t last_pos;     /* end sector of its last sync request */
 	uint32_t nr_queued;    /* requests of it held by this policy */
-	uint32_t nr_requeued;  /* given back by the device and not completed since */
 	uint32_t flags;        /* AS_ST_* */
 };
 
@@ -129,6 +128,11 @@ static struct as_stream *as_st(struct elv_stream *s)
 	return s ? (struct as_stream *)(void *)s->ELV_PRIVATE(priv).u64 : NULL;
 }
 
+static const struct as_stream *as_cst(const struct elv_stream *s)
+{
+	return (const struct as_stream *)(const void *)s->ELV_PRIVATE(priv).u64;
+}
+
 static uint64_t as_fifo_expire(const struct as_data *ad, int dir)
 {
 	return (uint64_t)(dir == ELV_DIR_READ ? ad->read_expire : ad->write_expire);
@@ -149,6 +153,21 @@ static uint64_t as_decay(uint64_t old, uint64_t sample)
 static uint32_t as_busy(const struct elv_queue *q)
 {
 	return elv_queue_nr_in_flight(q) + q->nr_requeued;
+}
+
+/*
+ * Does @s have a request the device handed back, waiting to be sent again? The core's requeue
+ * list is walked: it holds at most what the device had in flight, and is nearly always empty.
+ * (Requests requeued and then cancelled or drained never complete, so no counter is kept.)
+ */
+static int as_has_requeued(const struct elv_queue *q, const struct elv_stream *s)
+{
+	const struct elv_list *l;
+
+	for (l = q->requeue.next; l != &q->requeue; l = l->next)
+		if (elv_list_rq(l)->stream == s)
+			return 1;
+	return 0;
 }
 
 static int as_waiting(const struct as_data *ad)
@@ -246,24 +265,27 @@ static void as_update_seekdist(struct as_data *ad, struct as_stream *st, uint64_
 }
 
 /* Learn from a sync request of (or, for cooperators, near) stream @st arriving at @now. */
-static void as_update_iohist(struct as_data *ad, struct as_stream *st,
-			     const struct elv_request *rq, uint64_t now)
+static void as_update_iohist(const struct elv_queue *q, struct as_data *ad,
+			     struct elv_stream *s, const struct elv_request *rq, uint64_t now)
 {
+	struct as_stream *st = as_st(s);
+
 	if (!elv_rq_is_sync(rq))
 		return;
 	if (st->flags & (AS_ST_STARTED | AS_ST_RUNNING)) {
 		uint64_t ttime = 0;
 
 		/* Only a stream with nothing outstanding was thinking; otherwise it streams. */
-		if ((st->flags & AS_ST_RUNNING) && st->nr_queued + st->nr_requeued == 0 &&
-		    now > st->last_end) {
+		if ((st->flags & AS_ST_RUNNING) && st->nr_queued == 0 && now > st->last_end &&
+		    !as_has_requeued(q, s)) {
 			ttime = now - st->last_end;
 			if (ttime >= AS_MAX_THINK)
 				ttime = AS_MAX_THINK - 1u;
 		}
 		as_update_thinktime(ad, st, ttime);
-		as_update_seekdist(ad, st, rq->sector >= st->last_pos ? rq->sector - st->last_pos :
-									  st->last_pos - rq->sector);
+		as_update_seekdist(ad, st,
+				   rq->sector >= st->last_pos ? rq->sector - st->last_pos
+							      : st->last_pos - rq->sector);
 	}
 	st->last_pos = elv_rq_end(rq);
 	st->flags |= AS_ST_STARTED;
@@ -307,7 +329,8 @@ static int as_close_req(const struct as_data *ad, const struct as_stream *st,
  * NULL when only the stream's own statistics are asked)? 1 means dispatch now. @hit is set
  * when @rq is the awaited stream's own request.
  */
-static int as_can_break(struct as_data *ad, const struct elv_request *rq, uint64_t now, int *hit)
+static int as_can_break(const struct elv_queue *q, struct as_data *ad,
+			const struct elv_request *rq, uint64_t now, int *hit)
 {
 	struct elv_stream *s = ad->antic_stream;
 	struct as_stream *st = as_st(s);
@@ -323,11 +346,11 @@ static int as_can_break(struct as_data *ad, const struct elv_request *rq, uint64
 	if (ad->ioc_finished && now >= as_window_end(ad))
 		return 1;
 	/* The stream has more work already, queued or handed back by the device. */
-	if (st->nr_queued > 0 || st->nr_requeued > 0)
+	if (st->nr_queued > 0 || as_has_requeued(q, s))
 		return 1;
 	if (rq && elv_rq_is_sync(rq) && as_close_req(ad, st, rq, now)) {
 		/* A cooperating stream works the same area: count its request as ours. */
-		as_update_iohist(ad, st, rq, now);
+		as_update_iohist(q, ad, s, rq, now);
 		return 1;
 	}
 	if (st->ttime.samples == 0) {
@@ -394,11 +417,28 @@ static void as_wait_next(struct elv_queue *q, struct as_data *ad, uint64_t now)
 	elv_idle_start(q, now);
 }
 
+/*
+ * Has the awaited stream's read left without completing (requeued, then cancelled or drained)?
+ * Then no completion will ever open the window.
+ */
+static int as_awaited_gone(const struct elv_queue *q, const struct as_data *ad)
+{
+	const struct elv_stream *s = ad->antic_stream;
+
+	if (!s || ad->ioc_finished)
+		return 0;
+	return as_busy(q) == 0 || s->ELV_PRIVATE(nr_rq) == as_cst(s)->nr_queued;
+}
+
 /* Begin anticipating (from OFF): wait for the read on the device, or idle right away. */
 static void as_wait_req(struct elv_queue *q, struct as_data *ad, uint64_t now)
 {
 	if (ad->antic_status != AS_ANTIC_OFF)
 		return;
+	if (as_awaited_gone(q, ad)) {
+		ad->antic_status = AS_ANTIC_FINISHED;
+		return;
+	}
 	ad->stat[AS_STAT_WAITS]++;
 	if (!ad->antic_stream || ad->ioc_finished)
 		as_wait_next(q, ad, now);
@@ -407,13 +447,14 @@ static void as_wait_req(struct elv_queue *q, struct as_data *ad, uint64_t now)
 }
 
 /* 1 when dispatch should hold back for the awaited stream rather than send @rq. */
-static int as_can_anticipate(struct as_data *ad, const struct elv_request *rq, uint64_t now)
+static int as_can_anticipate(const struct elv_queue *q, struct as_data *ad,
+			     const struct elv_request *rq, uint64_t now)
 {
 	int hit;
 
 	if (!ad->antic_stream || ad->antic_status == AS_ANTIC_FINISHED)
 		return 0;
-	return !as_can_break(ad, rq, now, &hit);
+	return !as_can_break(q, ad, rq, now, &hit);
 }
 
 /*
@@ -476,7 +517,7 @@ static void as_init(struct elv_queue *q)
 
 	for (d = 0; d < 2; d++)
 		elv_list_init(&ad->fifo[d]);
-	/* Start in a read batch whose clock runs from its first completion (nothing to tune yet). */
+	/* Begin in a read batch timed from its first completion; nothing to tune yet. */
 	ad->batch_dir = ELV_DIR_READ;
 	ad->new_batch = 1;
 	ad->write_batch_idled = 1;
@@ -501,18 +542,17 @@ static void as_link(struct as_data *ad, struct elv_request *rq)
 static void as_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct as_data *ad = as_of(q);
-	struct as_stream *st = as_st(rq->stream);
 	int hit;
 
 	as_tick(q, ad, now);
 	/* Learn only from fresh arrivals, not from requests moved in by a switch or barrier. */
-	if (st && rq->ELV_PRIVATE(time) == now) {
-		as_update_iohist(ad, st, rq, now);
+	if (rq->stream && rq->ELV_PRIVATE(time) == now) {
+		as_update_iohist(q, ad, rq->stream, rq, now);
 		if (ad->ghost && elv_rq_is_sync(rq))
 			as_judge_ghost(ad, rq, now);
 	}
 	as_link(ad, rq);
-	if (as_waiting(ad) && as_can_break(ad, rq, now, &hit))
+	if (as_waiting(ad) && as_can_break(q, ad, rq, now, &hit))
 		as_antic_stop(q, ad, now, hit ? AS_END_HIT : AS_END_BREAK);
 }
 
@@ -614,6 +654,9 @@ static struct elv_request *as_select(struct elv_queue *q, struct as_data *ad, ui
 	struct elv_request *rq;
 
 	*wait = 0;
+	/* The old batch left without completing (requeued, then cancelled or drained). */
+	if (ad->changed_batch && as_busy(q) == 0)
+		as_start_batch_clock(ad, now);
 	/* A write batch with nothing competing cannot be timed meaningfully. */
 	if (ad->batch_dir == ELV_DIR_WRITE && !reads &&
 	    (ad->current_write_count == 0 || !writes))
@@ -632,7 +675,7 @@ static struct elv_request *as_select(struct elv_queue *q, struct as_data *ad, ui
 				expired = 1;
 				goto dispatch;
 			}
-			if (!force && as_can_anticipate(ad, rq, now)) {
+			if (!force && as_can_anticipate(q, ad, rq, now)) {
 				*wait = 1;
 				return NULL;
 			}
@@ -688,7 +731,7 @@ static struct elv_request *as_dispatch(struct elv_queue *q, uint64_t now, int fo
 	int wait;
 
 	as_tick(q, ad, now);
-	if (force)
+	if (force || (ad->antic_status == AS_ANTIC_WAIT_REQ && as_awaited_gone(q, ad)))
 		as_antic_stop(q, ad, now, AS_END_BREAK);
 	for (;;) {
 		rq = as_select(q, ad, now, force, &wait);
@@ -718,13 +761,9 @@ static void as_complete(struct elv_queue *q, struct elv_request *rq, uint64_t no
 		ad->batch_expires = now + (uint64_t)ad->read_batch_expire;
 		ad->new_batch = 0;
 	}
-	if (st) {
-		if (st->nr_requeued > 0)
-			st->nr_requeued--;
-		if (elv_rq_is_sync(rq)) {
-			st->flags |= AS_ST_RUNNING;
-			st->last_end = now;
-		}
+	if (st && elv_rq_is_sync(rq)) {
+		st->flags |= AS_ST_RUNNING;
+		st->last_end = now;
 	}
 	if (ad->antic_stream && rq->stream == ad->antic_stream) {
 		ad->antic_start = now;
@@ -736,12 +775,9 @@ static void as_complete(struct elv_queue *q, struct elv_request *rq, uint64_t no
 
 static void as_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
-	struct as_data *ad = as_of(q);
-
-	as_tick(q, ad, now);
-	/* Still owed to the device: the stream is not thinking while it waits for it. */
-	if (rq->stream)
-		as_st(rq->stream)->nr_requeued++;
+	/* The core re-sends it first; until then its stream counts as not thinking. */
+	(void)rq;
+	as_tick(q, as_of(q), now);
 }
 
 static uint64_t as_next_event(const struct elv_queue *q)

@@ -428,8 +428,8 @@ static void test_two_readers_long_runs(void **state)
 	hits = pstat(sm, "antic_hits");
 	print_message("two readers, anticipation: %u dispatches in %u runs (mean %.1f), waits %llu "
 		      "hits %llu breaks %llu timeouts %llu, idle %llu us in %llu periods, "
-		      "longest short one %llu us, %llu of 1 ms or more, %llu reads forced by deadline, "
-		      "makespan %llu ms\n",
+		      "longest short one %llu us, %llu of 1 ms or more, %llu reads forced by "
+		      "deadline, makespan %llu ms\n",
 		      sm->reader_dispatches, sm->runs, mean_run(sm), (unsigned long long)waits,
 		      (unsigned long long)hits,
 		      (unsigned long long)pstat(sm, "antic_breaks"),
@@ -803,6 +803,39 @@ static void test_cancel_during_wait(void **state)
 	sim_finish(sm);
 }
 
+/* The awaited read is handed back by the device and then drained: nothing is left to wait for. */
+static void drained_cb(void *arg, struct elv_request *rq)
+{
+	(void)arg;
+	io_of(rq)->state = IO_CANCELLED;
+}
+
+static void test_awaited_read_taken_back(void **state)
+{
+	struct sim *sm = &S;
+	struct elv_stream a = { 0 };
+	struct io *io, *w;
+
+	(void)state;
+	sim_init(sm, -1);
+	assert_int_equal(elv_stream_init(sm->q, &a, sm->now), 0);
+	warm_up(sm, &a, 0, 4);
+	io = add_rq(sm, ELV_OP_READ, &a, 32);
+	assert_ptr_equal(disp(sm, 0), io);
+	assert_int_equal(elv_requeue(sm->q, &io->rq, sm->now), 0);
+	chk(sm);
+	assert_int_equal(elv_drain(sm->q, drained_cb, NULL), 1);
+	assert_int_equal(io->state, IO_CANCELLED);
+	chk(sm);
+	/* A's read will never complete, so the write must not wait for it. */
+	w = add_rq(sm, ELV_OP_WRITE, NULL, 7000000);
+	assert_ptr_equal(disp(sm, 0), w);
+	assert_int_equal(pstat(sm, "antic_waits"), 0);
+	done(sm, w);
+	assert_int_equal(elv_stream_exit(sm->q, &a, sm->now), 0);
+	sim_finish(sm);
+}
+
 /* Streams that read once and exit teach the queue not to wait for new streams. */
 static void test_exit_estimates(void **state)
 {
@@ -1128,8 +1161,8 @@ static void test_live_requeue_cancel_switch(void **state)
 	chk(sm);
 	sim_run(sm, ELV_TIME_NEVER);
 	print_message("live: %u requests in %llu ms, %u requeued, %u cancelled, %u merged, "
-		      "%llu/%llu read/write batches, waits %llu hits %llu breaks %llu timeouts %llu "
-		      "exits %llu\n",
+		      "%llu/%llu read/write batches, waits %llu hits %llu breaks %llu timeouts "
+		      "%llu exits %llu\n",
 		      sm->nr_io, (unsigned long long)(sm->now / MS), sm->requeues, sm->cancels,
 		      sm->merges, (unsigned long long)pstat(sm, "read_batches"),
 		      (unsigned long long)pstat(sm, "write_batches"),
@@ -1156,6 +1189,7 @@ int main(void)
 		cmocka_unit_test(test_close_window_widens),
 		cmocka_unit_test(test_exit_ends_wait),
 		cmocka_unit_test(test_cancel_during_wait),
+		cmocka_unit_test(test_awaited_read_taken_back),
 		cmocka_unit_test(test_exit_estimates),
 		cmocka_unit_test(test_new_stream_estimate),
 		cmocka_unit_test(test_drain_before_direction_switch),
