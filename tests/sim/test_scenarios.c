@@ -1,0 +1,146 @@
+/*
+ * The reference scenarios at reduced scale, as regression tests of the models: FIFO seeks a
+ * third of the span, the drive's QD 1 rate matches its sheet and SPTF beats SSTF, a
+ * read-preferring policy bounds read latency under a write flood, anticipation reads the tree
+ * far faster than deadline, and noop wins PostMark on the USB stick.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "elevator/sim.h"
+
+static struct elv_sim_report rep;
+
+/* Run a scenario under the named policies (those built in) at the given scale. */
+static unsigned run(const char *scn, const char *const *names, double scale)
+{
+	const struct elv_policy *p[8];
+	struct elv_sim_scn_opts o;
+	unsigned n = 0;
+
+	for (; *names; names++)
+		if (elv_policy_find(*names))
+			p[n++] = elv_policy_find(*names);
+	memset(&o, 0, sizeof(o));
+	o.seed = 1;
+	o.scale = scale;
+	assert_int_equal(elv_sim_scenario_run((unsigned)elv_sim_scenario_find(scn), p, n, &o,
+					      &rep), 0);
+	return n;
+}
+
+static const struct elv_sim_scn_result *res(const char *policy)
+{
+	unsigned i;
+
+	for (i = 0; i < rep.nr; i++)
+		if (strcmp(rep.res[i].run.policy, policy) == 0)
+			return &rep.res[i];
+	return NULL;
+}
+
+static void test_seek_sort(void **state)
+{
+	static const char *const pol[] = { "noop", "anticipatory", NULL };
+	const struct elv_sim_scn_result *r;
+
+	(void)state;
+	run("seek-sort", pol, 0.5);
+	r = res("noop");
+	assert_true(fabs(r->run.mean_seek_sectors / 320000.0 - 1) < 0.03);
+	/* Seek time falls far less than seek distance. */
+	r = res("anticipatory");
+	if (r) {
+		double d = r->run.mean_seek_sectors / res("noop")->run.mean_seek_sectors;
+		double t = r->run.mean_seek_ms / res("noop")->run.mean_seek_ms;
+
+		assert_true(fabs(r->run.mean_seek_sectors * (r->run.mean_queued + 1) / 960000 - 1)
+			    < 0.10);
+		assert_true(t > 2 * d);
+	}
+	elv_sim_report_free(&rep);
+}
+
+static void test_tcq_depth(void **state)
+{
+	static const char *const pol[] = { "noop", NULL };
+	const struct elv_sim_scn_result *r;
+
+	(void)state;
+	run("tcq-depth", pol, 0.3);
+	r = res("noop");
+	assert_int_equal(r->nr_curve, 31);
+	assert_true(fabs(r->curve[0].iops / rep.expect_qd1_iops - 1) < 0.06);
+	assert_true(fabs(rep.expect_qd1_iops / 71 - 1) < 0.05);
+	/* Rising, concave, and SPTF well above SSTF and FCFS. */
+	assert_true(r->curve[7].iops > r->curve[0].iops * 1.3);
+	assert_true(r->curve[30].iops > r->curve[7].iops);
+	assert_true((r->curve[7].iops - r->curve[0].iops) / 7 >
+		    (r->curve[30].iops - r->curve[7].iops) / 23);
+	assert_true(r->curve_sptf[30].iops - r->curve_sptf[0].iops >
+		    1.3 * (r->curve_sstf[30].iops - r->curve_sstf[0].iops));
+	assert_true(fabs(r->curve_fcfs[30].iops / r->curve_fcfs[0].iops - 1) < 0.06);
+	elv_sim_report_free(&rep);
+}
+
+static void test_write_bomb(void **state)
+{
+	static const char *const pol[] = { "noop", "deadline", NULL };
+	const struct elv_sim_scn_result *n, *d;
+
+	(void)state;
+	run("write-bomb", pol, 0.5);
+	n = res("noop");
+	d = res("deadline");
+	assert_true(n->run.write_mbps > 30 && n->run.write_mbps < 45);
+	assert_true(d->run.read_lat.p99 * 3 < n->run.read_lat.p99);
+	assert_true(d->run.write_mbps > 0.85 * n->run.write_mbps);
+	elv_sim_report_free(&rep);
+}
+
+static void test_stream_vs_small_files(void **state)
+{
+	static const char *const pol[] = { "deadline", "anticipatory", NULL };
+	const struct elv_sim_scn_result *d, *a;
+
+	(void)state;
+	if (!elv_policy_find("anticipatory"))
+		skip();
+	run("stream-vs-small-files", pol, 0.05);
+	d = res("deadline");
+	a = res("anticipatory");
+	assert_true(a->run.makespan_s * 5 < d->run.makespan_s);
+	elv_sim_report_free(&rep);
+}
+
+static void test_postmark_usb(void **state)
+{
+	static const char *const pol[] = { "noop", "deadline", "anticipatory", "cfq", NULL };
+	unsigned i, n;
+
+	(void)state;
+	n = run("postmark-usb", pol, 1);
+	for (i = 1; i < n; i++)
+		assert_true(rep.res[0].run.makespan_s <= rep.res[i].run.makespan_s);
+	assert_true(rep.res[0].run.dev.switch_merges > 0);
+	elv_sim_report_free(&rep);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seek_sort),
+		cmocka_unit_test(test_tcq_depth),
+		cmocka_unit_test(test_write_bomb),
+		cmocka_unit_test(test_stream_vs_small_files),
+		cmocka_unit_test(test_postmark_usb),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
