@@ -104,8 +104,6 @@ struct cfq_queue {
 	uint64_t rb_key;
 	uint64_t slice_start;
 	uint64_t slice_end;
-	uint64_t dispatch_start;
-	int64_t allocated_slice;
 	int64_t slice_resid;          /* unused (positive) or overrun slice carried to the key */
 	uint64_t last_request_pos;
 	uint32_t queued;
@@ -753,12 +751,10 @@ static void cfq_arm_slice_timer(struct elv_queue *q, struct cfq_data *cd, uint64
 
 /* ---- active queue --------------------------------------------------------------------- */
 
-static void cfq_set_active(struct cfq_data *cd, struct cfq_queue *cq, uint64_t now)
+static void cfq_set_active(struct cfq_data *cd, struct cfq_queue *cq)
 {
 	cq->slice_start = 0;
 	cq->slice_end = 0;
-	cq->dispatch_start = now;
-	cq->allocated_slice = 0;
 	cq->slice_dispatch = 0;
 	cq->flags &= (uint16_t)~(CFQQ_WAIT_REQUEST | CFQQ_MUST_DISPATCH | CFQQ_FIFO_EXPIRE);
 	cq->flags |= CFQQ_SLICE_NEW;
@@ -772,7 +768,6 @@ static void cfq_set_prio_slice(struct cfq_data *cd, struct cfq_queue *cq, uint64
 
 	cq->slice_start = now;
 	cq->slice_end = now + (uint64_t)slice;
-	cq->allocated_slice = slice;
 }
 
 /* End the active queue's turn; @timed_out keeps what is left of the slice for its key. */
@@ -893,7 +888,7 @@ static struct cfq_queue *cfq_select_queue(struct elv_queue *q, struct cfq_data *
 	if (coop) {
 		cd->stat[CFQ_ST_COOP]++;
 		cfq_expire(q, cd, 0, now);
-		cfq_set_active(cd, coop, now);
+		cfq_set_active(cd, coop);
 		return coop;
 	}
 	if (cd->idle_end != ELV_TIME_NEVER)
@@ -913,7 +908,7 @@ expire:
 new_queue:
 	cq = cfq_get_next_queue(cd, now);
 	if (cq)
-		cfq_set_active(cd, cq, now);
+		cfq_set_active(cd, cq);
 	return cq;
 }
 
@@ -1047,7 +1042,7 @@ static struct elv_request *cfq_forced_dispatch(struct elv_queue *q, struct cfq_d
 		cq = cfq_forced_next(cd);
 		if (!cq)
 			return NULL;
-		cfq_set_active(cd, cq, now);
+		cfq_set_active(cd, cq);
 	}
 	rq = cq->next_rq;
 	cfq_dispatch_insert(cd, cq, rq);
