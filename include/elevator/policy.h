@@ -77,9 +77,13 @@ struct elv_policy {
 	/** The request that arrived first among those queued (for drain and switch). */
 	struct elv_request *(*oldest)(struct elv_queue *q);
 	/**
-	 * A dispatched request came back from the device; the core keeps it. Optional.
-	 * Like complete(), it may concern a request dispatched under a previous policy
-	 * (after elv_switch()): tolerate requests you never dispatched.
+	 * A dispatched request came back from the device; the core keeps it on its requeue
+	 * list and dispatches it again first, without asking the policy. Count it as no
+	 * longer in flight: it may later complete (complete() is called) or be cancelled or
+	 * drained (nothing is called). Like complete(), it may concern a request dispatched
+	 * under a previous policy (after elv_switch()): tolerate requests you never
+	 * dispatched. While a request is in flight or requeued the core does not use its
+	 * @c rb link, so a policy may keep a stamp there. Optional.
 	 */
 	void (*requeue)(struct elv_queue *q, struct elv_request *rq, uint64_t now);
 	/** A dispatched request completed. Optional. */
