@@ -213,7 +213,7 @@ static int is_event_line(const char *s)
 static int parse_line(struct elv__trace_ctx *c, unsigned long ln, char *s)
 {
 	struct elv_trace_rec r = { 0 };
-	struct rwbs rw;
+	struct rwbs rw = { 0 };
 	uint64_t v, pid;
 	char *act;
 	int rc;
