@@ -184,7 +184,7 @@ uint32_t elv__disk_head_cyl(const struct elv_sim_dev *d, double ts)
 {
 	uint32_t z, c, h, s;
 
-	if (d->active >= 0 && d->segs[d->active].pf) {
+	if (d->segs && d->active >= 0 && d->segs[d->active].pf) {
 		uint64_t hi = pf_hi(d, &d->segs[d->active], ts);
 
 		if (hi >= d->p.capacity)
@@ -343,7 +343,7 @@ static void head_at(const struct elv_sim_dev *d, double ts, uint32_t *cyl, uint3
 	*cyl = d->head_cyl;
 	*head = d->head_head;
 	*lbn = d->head_lbn;
-	if (d->active >= 0 && d->segs[d->active].pf) {
+	if (d->segs && d->active >= 0 && d->segs[d->active].pf) {
 		uint64_t hi = pf_hi(d, &d->segs[d->active], ts);
 		uint32_t z, s;
 

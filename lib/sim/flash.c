@@ -233,6 +233,8 @@ static double usb_write_page(struct elv_sim_dev *d, uint64_t lp)
 			victim = x;
 	}
 	if (!lb) {
+		if (!victim)
+			return cost; /* no log blocks: refused by elv_sim_param_finish() */
 		lb = victim;
 		if (lb->lblk >= 0)
 			cost += usb_merge(d, lb);
