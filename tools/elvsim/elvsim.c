@@ -289,8 +289,18 @@ static int check_sets(const struct opts *o)
 			unsigned nt;
 			const struct elv_tunable *tt = elv_policy_tunables(o->pol[k], &nt);
 
-			for (t = 0; t < nt; t++)
-				known |= strcmp(tt[t].name, o->sets[i].name) == 0;
+			for (t = 0; t < nt; t++) {
+				if (strcmp(tt[t].name, o->sets[i].name) != 0)
+					continue;
+				known = 1;
+				if (o->sets[i].value < tt[t].min || o->sets[i].value > tt[t].max) {
+					fprintf(stderr, "elvsim: %s: %s must be within %lld..%lld %s\n",
+						elv_policy_name(o->pol[k]), tt[t].name,
+						(long long)tt[t].min, (long long)tt[t].max,
+						tt[t].unit);
+					return -1;
+				}
+			}
 		}
 		if (!known) {
 			fprintf(stderr, "elvsim: no selected policy has a tunable '%s'\n",
