@@ -68,7 +68,7 @@ struct sim {
 	/* what the scenario saw */
 	int last_owner;
 	unsigned runs, reader_dispatches, writes_dispatched, requeues, cancels, merges;
-	uint64_t max_write_wait, max_idle, long_idles, idle_stops, eagain_waiting;
+	uint64_t max_write_wait, max_read_wait, max_idle, long_idles, idle_stops, eagain_waiting;
 	uint64_t mem[MEM_WORDS];
 };
 
@@ -287,6 +287,8 @@ static int sim_dispatch(struct sim *sm)
 		       (rq->sector - sm->head + 64u <= 128u ? 0 : sm->seek_ns);
 	sm->head = elv_rq_end(rq);
 	if (io->owner >= 0) {
+		if (sm->now - io->added > sm->max_read_wait)
+			sm->max_read_wait = sm->now - io->added;
 		sm->reader_dispatches++;
 		if (io->owner != sm->last_owner)
 			sm->runs++;
@@ -429,14 +431,14 @@ static void test_two_readers_long_runs(void **state)
 	print_message("two readers, anticipation: %u dispatches in %u runs (mean %.1f), waits %llu "
 		      "hits %llu breaks %llu timeouts %llu, idle %llu us in %llu periods, "
 		      "longest short one %llu us, %llu of 1 ms or more, %llu reads forced by "
-		      "deadline, makespan %llu ms\n",
+		      "deadline, longest read wait %llu us, makespan %llu ms\n",
 		      sm->reader_dispatches, sm->runs, mean_run(sm), (unsigned long long)waits,
 		      (unsigned long long)hits,
 		      (unsigned long long)pstat(sm, "antic_breaks"),
 		      (unsigned long long)pstat(sm, "antic_timeouts"),
 		      (unsigned long long)(st.idle_ns / US), (unsigned long long)st.idle_count,
 		      (unsigned long long)(sm->max_idle / US), (unsigned long long)sm->long_idles,
-		      (unsigned long long)st.expired,
+		      (unsigned long long)st.expired, (unsigned long long)(sm->max_read_wait / US),
 		      (unsigned long long)(sm->now / MS));
 	assert_true(mean_run(sm) >= 8.0);
 	/* Nearly every wait ends with the awaited stream's next read... */
@@ -450,8 +452,13 @@ static void test_two_readers_long_runs(void **state)
 	assert_true(sm->long_idles <= 2);
 	assert_int_equal(sm->long_idles, pstat(sm, "antic_timeouts"));
 	assert_true(sm->eagain_waiting > 0);
-	/* The other reader is still served: its deadline forces it in now and then. */
+	/*
+	 * The other reader is still served: its deadline forces it in now and then. The read FIFO
+	 * is looked at once per read_expire, so a read may wait up to about twice that.
+	 */
 	assert_true(st.expired > 0);
+	assert_true(sm->max_read_wait >= 125 * MS);
+	assert_true(sm->max_read_wait <= 2 * 125 * MS + 6667 * US + 200 * US);
 	sim_finish(sm);
 }
 
@@ -963,6 +970,37 @@ static void test_drain_before_direction_switch(void **state)
 	sim_finish(sm);
 }
 
+/* The read FIFO is looked at once per read_expire: an expired read can wait nearly twice that. */
+static void test_fifo_checks_rate_limited(void **state)
+{
+	struct sim *sm = &S;
+	struct io *far = NULL, *io;
+	uint64_t served = 0;
+	unsigned k;
+
+	(void)state;
+	sim_init(sm, -1);
+	assert_int_equal(elv_tunable_set(sm->q, "read_expire", 10), 0);
+	/* A sequential anonymous reader keeps the head busy, one read every 0.5 ms. */
+	for (k = 0; k < 80 && !served; k++) {
+		sm->now = k * 500 * US;
+		add_rq(sm, ELV_OP_READ, NULL, 1000 + 8u * k);
+		if (k == 21)
+			far = add_rq(sm, ELV_OP_READ, NULL, 900000000); /* just after a check */
+		io = disp(sm, 0);
+		assert_non_null(io);
+		if (io == far)
+			served = sm->now;
+		done(sm, io);
+	}
+	/* Checks at 10, 20 and 30 ms: it arrived at 10.5 ms, expired at 20.5, went at 30. */
+	assert_int_equal(served, 30 * MS);
+	assert_int_equal(qstats(sm).expired, 1);
+	while (qstats(sm).queued)
+		done(sm, disp(sm, 0));
+	sim_finish(sm);
+}
+
 static void test_back_seek_scoring(void **state)
 {
 	struct sim *sm = &S;
@@ -1193,6 +1231,7 @@ int main(void)
 		cmocka_unit_test(test_exit_estimates),
 		cmocka_unit_test(test_new_stream_estimate),
 		cmocka_unit_test(test_drain_before_direction_switch),
+		cmocka_unit_test(test_fifo_checks_rate_limited),
 		cmocka_unit_test(test_back_seek_scoring),
 		cmocka_unit_test(test_merges_and_find_start),
 		cmocka_unit_test(test_write_batch_tuning),
