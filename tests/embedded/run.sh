@@ -43,7 +43,7 @@ s390x)
 esac
 pkgs="$pkgs cmake make xz-utils"
 
-# Install only what is missing; apt-get update at most once per machine boot of this script.
+# Install only what is missing (waiting for another apt run to finish if there is one).
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
@@ -56,9 +56,9 @@ if [ -n "$missing" ]; then
 	fi
 	echo "run.sh: installing$missing"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
+	apt-get -o DPkg::Lock::Timeout=600 update -qq
 	# shellcheck disable=SC2086
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
 cmocka=$("$root/tests/embedded/fetch-cmocka.sh" "$build_root/_cmocka")
