@@ -953,11 +953,11 @@ static int as_check(const struct elv_queue *q)
 	  (uint32_t)AS_NSEC_PER_MS }
 
 static const struct elv_tunable as_tunables[] = {
-	AS_MS(read_expire, 125, "Deadline of a read, from its arrival"),
-	AS_MS(write_expire, 250, "Deadline of a write, from its arrival"),
-	AS_MS(read_batch_expire, 500, "Length of a read batch while writes wait"),
-	AS_MS(write_batch_expire, 125, "Target length of a write batch (tunes its size)"),
-	{ "antic_expire", "us", "Longest wait for the last reader's next request; 0 disables",
+	AS_MS(read_expire, 125, "deadline of a read, from its arrival"),
+	AS_MS(write_expire, 250, "deadline of a write, discard or flush, from its arrival"),
+	AS_MS(read_batch_expire, 500, "length of a read batch while writes wait"),
+	AS_MS(write_batch_expire, 125, "target length of a write batch (tunes its size)"),
+	{ "antic_expire", "us", "longest wait for the last reader's next request; 0 disables",
 	  6667, 0, AS_MAX_ANTIC_US, (uint32_t)offsetof(struct as_data, antic_expire), 1000u },
 };
 
