@@ -403,6 +403,8 @@ struct elv_sim_scn_result {
 	struct elv_sim_qd_point curve_fcfs[ELV_SIM_MAX_QD]; /**< Drive FCFS. */
 	struct elv_sim_qd_point curve_sstf[ELV_SIM_MAX_QD]; /**< Drive SSTF. */
 	struct elv_sim_qd_point curve_sptf[ELV_SIM_MAX_QD]; /**< Drive SPTF. */
+	/** Drive SPTF, the QD reads issued by QD processes with one read each. */
+	struct elv_sim_qd_point curve_procs[ELV_SIM_MAX_QD];
 	double primary;                      /**< The scenario's headline metric. */
 };
 

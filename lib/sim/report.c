@@ -118,6 +118,7 @@ static void json_result(FILE *f, const struct elv_sim_report *rep,
 		json_curve(f, "curve_fcfs", sr->curve_fcfs, sr->nr_curve);
 		json_curve(f, "curve_sstf", sr->curve_sstf, sr->nr_curve);
 		json_curve(f, "curve_sptf", sr->curve_sptf, sr->nr_curve);
+		json_curve(f, "curve_procs", sr->curve_procs, sr->nr_curve);
 	}
 	fprintf(f, "}");
 }
@@ -218,16 +219,26 @@ static void table_tcq(FILE *f, const struct elv_sim_report *rep)
 	unsigned i, k;
 
 	fprintf(f, "  ops/s by commands outstanding at the drive (drive order SPTF unless "
-		"named)\n  %4s", "QD");
+		"named); 'procs': the same\n  reads from QD processes, one read each\n  %4s",
+		"QD");
 	for (i = 0; i < rep->nr; i++)
 		fprintf(f, " %12s", rep->res[i].run.policy);
-	fprintf(f, " %12s %12s\n", "fcfs(1st)", "sstf(1st)");
+	for (i = 0; i < rep->nr; i++)
+		fprintf(f, " %12.12s", rep->res[i].run.policy);
+	fprintf(f, " %12s %12s\n  %4s", "fcfs(1st)", "sstf(1st)", "");
+	for (i = 0; i < rep->nr; i++)
+		fprintf(f, " %12s", "");
+	for (i = 0; i < rep->nr; i++)
+		fprintf(f, " %12s", "procs");
+	fprintf(f, "\n");
 	for (k = 0; k < rep->res[0].nr_curve; k++) {
 		if (!(k < 8 || k % 4 == 3 || k + 1 == rep->res[0].nr_curve))
 			continue;
 		fprintf(f, "  %4u", k + 1);
 		for (i = 0; i < rep->nr; i++)
 			fprintf(f, " %12.1f", rep->res[i].curve[k].iops);
+		for (i = 0; i < rep->nr; i++)
+			fprintf(f, " %12.1f", rep->res[i].curve_procs[k].iops);
 		fprintf(f, " %12.1f %12.1f\n", rep->res[0].curve_fcfs[k].iops,
 			rep->res[0].curve_sstf[k].iops);
 	}

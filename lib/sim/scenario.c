@@ -96,6 +96,23 @@ static void build_tcq(struct elv_sim_config *c, double scale)
 	s->count = scaled(1000, scale);
 }
 
+/* The same load from QD processes, each a dependent reader: what per-process policies see. */
+static void build_tcq_procs(struct elv_sim_config *c, double scale)
+{
+	uint32_t i, qd = c->dev.queue_depth;
+
+	for (i = 0; i < qd; i++) {
+		char name[16];
+		struct elv_sim_stream_spec *s;
+
+		snprintf(name, sizeof(name), "reader%u", i);
+		s = add_stream(c, name, ELV_SIM_SYNC_READER);
+		s->pattern = ELV_SIM_RANDOM;
+		s->rq_sectors = 1;
+		s->count = scaled(1000.0 / qd, scale);
+	}
+}
+
 static int fits_disk(const struct elv_sim_dev_params *p)
 {
 	return p->kind == ELV_SIM_DEV_DISK;
@@ -323,27 +340,31 @@ static int run_tcq(const struct elv_sim_dev_params *dev, const struct elv_policy
 
 	if (!c)
 		return ELV_ENOMEM;
-	for (k = 0; k < 3 && !r; k++) {
+	for (k = 0; k < 4 && !r; k++) {
 		for (qd = 1; qd <= ELV_SIM_MAX_QD && !r; qd++) {
 			struct elv_sim_result res;
 			struct elv_sim_qd_point *pt;
 
 			base_config(c, dev, o, pol);
 			c->dev.queue_depth = (uint16_t)qd;
-			c->dev.drive_sched = order[k];
+			c->dev.drive_sched = order[k < 3 ? k : 2];
 			/* An ordered tag every two seconds keeps the far requests from starving. */
 			if (c->dev.ordered_tag_ms <= 0)
 				c->dev.ordered_tag_ms = 2000;
-			build_tcq(c, scale);
+			if (k < 3)
+				build_tcq(c, scale);
+			else
+				build_tcq_procs(c, scale);
 			pg->base = base + span * (k * ELV_SIM_MAX_QD + qd - 1) /
-				   (3.0 * ELV_SIM_MAX_QD);
-			pg->span = span / (3.0 * ELV_SIM_MAX_QD);
+				   (4.0 * ELV_SIM_MAX_QD);
+			pg->span = span / (4.0 * ELV_SIM_MAX_QD);
 			c->progress = o->progress ? prog_cb : NULL;
 			c->progress_ctx = pg;
 			r = elv_sim_run(c, &res);
 			if (r)
 				break;
-			pt = k == 0 ? sr->curve_fcfs : k == 1 ? sr->curve_sstf : sr->curve_sptf;
+			pt = k == 0 ? sr->curve_fcfs : k == 1 ? sr->curve_sstf :
+			     k == 2 ? sr->curve_sptf : sr->curve_procs;
 			pt[qd - 1].qd = qd;
 			pt[qd - 1].iops = res.makespan_s > 0 ? (double)res.requests /
 					  res.makespan_s : 0;

@@ -67,13 +67,18 @@ w(f"## tcq-depth ({d['device']})")
 w("")
 w("Random 512-byte reads over the whole disk with QD commands kept outstanding at the drive,")
 w("an ordered tag every 2 s. Operations per second; the drive orders by SPTF unless named.")
+w("The first columns issue the QD reads from one process (the published set-up, no host")
+w("sorting); the \"QD processes\" columns issue them from QD dependent readers, one read each,")
+w("which is what per-process policies (anticipation, CFQ queues) react to.")
 w("")
 first = next(iter(P))
-hdr = "| QD | " + " | ".join(P) + f" | {first}, drive SSTF | {first}, drive FCFS |"
+hdr = ("| QD | " + " | ".join(P) + " | " + " | ".join(f"{p}, QD processes" for p in P) +
+       f" | {first}, drive SSTF | {first}, drive FCFS |")
 w(hdr)
-w("|---:|" + "---:|" * (len(P) + 2))
+w("|---:|" + "---:|" * (2 * len(P) + 2))
 for qd in (1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 28, 31):
     row = [f(P[p]["curve"][qd - 1]["iops"]) for p in P]
+    row += [f(P[p]["curve_procs"][qd - 1]["iops"]) for p in P]
     row.append(f(P[first]["curve_sstf"][qd - 1]["iops"]))
     row.append(f(P[first]["curve_fcfs"][qd - 1]["iops"]))
     w(f"| {qd} | " + " | ".join(row) + " |")
