@@ -738,7 +738,7 @@ static struct elv_request *as_dispatch(struct elv_queue *q, uint64_t now, int fo
 		if (!wait)
 			return rq;
 		as_wait_req(q, ad, now);
-		/* A window that closed before it opened: decide again, without waiting. */
+		/* The wait ended as it began (window already over, read taken back): go on. */
 		if (ad->antic_status != AS_ANTIC_FINISHED)
 			return NULL;
 	}
