@@ -1,14 +1,20 @@
 /*
  * elvbench: CPU cost per request of every policy at queue depths from 1 to 65536.
  *
- * Each case is a steady-state loop: keep `depth` requests queued, then repeatedly add one
- * request, dispatch one and complete it. Time is virtual (the library never reads a clock);
- * wall time is measured around the loop only. Two baselines written here, a FIFO list and the
- * classic one-way elevator inserting into a sorted list ("disksort"), give ratios from one run.
+ * Each case is a steady-state loop: add one request, then dispatch and complete until fewer
+ * than `depth` are queued, so every dispatch chooses among `depth` requests. Time is virtual
+ * (the library never reads a clock): the harness advances `now`. CPU time of this thread is
+ * measured around the loop only; ns per request is the median of the runs. Two baselines
+ * written here, a FIFO list and the classic one-way elevator inserting into a sorted list
+ * ("disksort"), see the same request stream, so ratios come from one run.
  *
- *   elvbench [--quick] [--json FILE] [--policy P] [--runs N]
- *   elvbench --instr ...      also count instructions per request under callgrind
- *   elvbench --count CASE     run one case once (what --instr runs under callgrind)
+ * Patterns: "random" reads at random 4 KiB-aligned sectors of a 2^31-sector device (one
+ * operation, so a one-way elevator and the policies sort the same set), "mixed" the same with
+ * half writes, "sequential" interleaved sequential writers whose requests merge, "prio"
+ * random reads and writes in the RT, BE and IDLE classes.
+ *
+ *   elvbench [--quick] [--instr] [--json FILE] [--policy P] [--runs N]
+ *   elvbench --count IMPL DEPTH STREAMS PATTERN OPS   one run (what --instr runs under callgrind)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -30,22 +36,24 @@
 struct bench_case {
 	const char *impl;    /* policy name or baseline name */
 	unsigned depth;
-	unsigned streams;
-	const char *pattern; /* "random", "sequential", "prio" */
+	unsigned streams;    /* issuers: registered streams for policies that use them */
+	const char *pattern; /* "random", "mixed", "sequential", "prio" */
 };
 
 struct bench_result {
-	double ns_per_req;
+	double ns_per_req;    /* median over the runs */
+	double ns_min, ns_max;
 	double instr_per_req; /* < 0: not measured */
 	double mean_seek;
 	uint64_t allocs;
-	size_t queue_bytes;
+	uint64_t requests;    /* requests added in the measured loop */
+	uint64_t merged;      /* of which merged into queued ones */
+	size_t queue_bytes;   /* elv_queue_size() of the case's policy and configuration */
 };
 
 struct io {
 	struct elv_request rq;
 	struct bnode bn; /* baseline links */
-	unsigned stream;
 };
 
 struct bench_state {
@@ -54,18 +62,32 @@ struct bench_state {
 	struct io *ios;
 	struct io **free_ios;
 	unsigned nr_free;
+	unsigned nr_queued;    /* tracked here, so the loop never asks the library */
 	struct elv_stream *streams;
 	uint64_t *stream_next; /* next sector of each stream (sequential pattern) */
 	uint64_t rng;
 	uint64_t now;
-	uint64_t head;
+	uint64_t head;         /* where the last dispatched request ended */
 	uint64_t seek_sum;
 	uint64_t nr_seeks;
+	uint64_t added, merged;
 	struct baseline base;
 	int is_baseline;
-	int seq_pattern;
-	int prio_pattern;
+	int pattern;
 };
+
+enum { PAT_RANDOM, PAT_MIXED, PAT_SEQUENTIAL, PAT_PRIO };
+
+static int pattern_of(const char *name)
+{
+	static const char *const names[] = { "random", "mixed", "sequential", "prio" };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (!strcmp(name, names[i]))
+			return i;
+	return -1;
+}
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -82,21 +104,26 @@ static void fill_request(struct bench_state *b, struct io *io)
 	unsigned s = c->streams ? (unsigned)(rng_next(&b->rng) % c->streams) : 0;
 
 	elv_request_init(&io->rq);
-	io->stream = s;
 	io->rq.nr_sectors = 8;
 	io->rq.op = ELV_OP_READ;
-	if (b->seq_pattern) {
+	switch (b->pattern) {
+	case PAT_SEQUENTIAL:
 		io->rq.sector = b->stream_next[s];
 		b->stream_next[s] += 8;
 		io->rq.op = ELV_OP_WRITE;
-	} else {
+		break;
+	case PAT_RANDOM:
+		io->rq.sector = (rng_next(&b->rng) % (DEVICE_SECTORS - 8)) & ~7ull;
+		break;
+	default: /* mixed, prio */
 		io->rq.sector = (rng_next(&b->rng) % (DEVICE_SECTORS - 8)) & ~7ull;
 		if (rng_next(&b->rng) & 1)
 			io->rq.op = ELV_OP_WRITE;
+		break;
 	}
-	if (b->prio_pattern)
+	if (b->pattern == PAT_PRIO)
 		io->rq.ioprio = ELV_PRIO(1 + rng_next(&b->rng) % 3, 4);
-	if (c->streams && b->streams)
+	if (b->streams)
 		io->rq.stream = &b->streams[s];
 	if (io->rq.op == ELV_OP_WRITE && c->streams)
 		io->rq.flags = ELV_RQ_SYNC;
@@ -112,13 +139,14 @@ static void put_io(struct bench_state *b, struct io *io)
 	b->free_ios[b->nr_free++] = io;
 }
 
-static void note_seek(struct bench_state *b, const struct elv_request *rq)
+/* Seek distance from where the previous request ended to where this one starts. */
+static void note_seek(struct bench_state *b, uint64_t sector, uint32_t len)
 {
-	uint64_t d = rq->sector > b->head ? rq->sector - b->head : b->head - rq->sector;
+	uint64_t d = sector > b->head ? sector - b->head : b->head - sector;
 
 	b->seek_sum += d;
 	b->nr_seeks++;
-	b->head = rq->sector + rq->nr_sectors;
+	b->head = sector + len;
 }
 
 static void on_merge(void *ctx, struct elv_request *into, struct elv_request *absorbed,
@@ -127,33 +155,39 @@ static void on_merge(void *ctx, struct elv_request *into, struct elv_request *ab
 	struct bench_state *b = ctx;
 
 	(void)into;
-	(void)kind;
+	/* A back or front merge absorbs the new request (elv_add() returns 1); a request
+	 * merge absorbs one that was queued. */
+	if (kind == ELV_MERGE_REQ)
+		b->nr_queued--;
 	put_io(b, elv_container_of(absorbed, struct io, rq));
 }
 
-/* Dispatch and complete one request; idle policies are moved on by virtual time. */
+static void finish(struct bench_state *b, struct elv_request *rq)
+{
+	note_seek(b, rq->sector, rq->nr_sectors);
+	b->nr_queued--;
+	b->now += 100;
+	elv_complete(b->q, rq, b->now);
+	put_io(b, elv_container_of(rq, struct io, rq));
+}
+
+/* Dispatch and complete one request; idling policies are moved on by virtual time. */
 static void serve_one(struct bench_state *b)
 {
 	struct elv_request *rq;
+	uint64_t t;
 	int tries;
 
 	for (tries = 0; tries < 4; tries++) {
 		if (elv_dispatch(b->q, b->now, 0, &rq) == 0) {
-			note_seek(b, rq);
-			b->now += 100;
-			elv_complete(b->q, rq, b->now);
-			put_io(b, elv_container_of(rq, struct io, rq));
+			finish(b, rq);
 			return;
 		}
-		uint64_t t = elv_next_event(b->q);
-
+		t = elv_next_event(b->q);
 		b->now = t != ELV_TIME_NEVER && t > b->now ? t : b->now + 1000;
 	}
-	if (elv_dispatch(b->q, b->now, ELV_DISPATCH_FORCE, &rq) == 0) {
-		note_seek(b, rq);
-		elv_complete(b->q, rq, b->now);
-		put_io(b, elv_container_of(rq, struct io, rq));
-	}
+	if (elv_dispatch(b->q, b->now, ELV_DISPATCH_FORCE, &rq) == 0)
+		finish(b, rq);
 }
 
 static void add_one(struct bench_state *b)
@@ -164,27 +198,24 @@ static void add_one(struct bench_state *b)
 		return;
 	fill_request(b, io);
 	b->now += 1000;
+	b->added++;
 	if (b->is_baseline) {
 		io->bn.sector = io->rq.sector;
 		baseline_add(&b->base, &io->bn);
+		b->nr_queued++;
 		return;
 	}
-	elv_add(b->q, &io->rq, b->now); /* if absorbed, the merge callback recycled it */
-}
-
-static unsigned queued(const struct bench_state *b)
-{
-	struct elv_stats st;
-
-	if (b->is_baseline)
-		return b->base.nr;
-	elv_stats(b->q, &st);
-	return st.queued;
+	/* 1: absorbed by a merge, and the merge callback recycled it already. */
+	if (elv_add(b->q, &io->rq, b->now) == 0)
+		b->nr_queued++;
+	else
+		b->merged++;
 }
 
 static void serve(struct bench_state *b)
 {
 	struct bnode *n;
+	struct io *io;
 
 	if (!b->is_baseline) {
 		serve_one(b);
@@ -192,60 +223,69 @@ static void serve(struct bench_state *b)
 	}
 	n = baseline_dispatch(&b->base);
 	if (n) {
-		struct io *io = elv_container_of(n, struct io, bn);
-
-		note_seek(b, &io->rq);
+		io = elv_container_of(n, struct io, bn);
+		note_seek(b, io->rq.sector, io->rq.nr_sectors);
+		b->nr_queued--;
 		put_io(b, io);
 	}
 }
 
-/* The measured loop: a named function so callgrind can count just this. */
+/* The measured loop: every dispatch chooses among `depth` queued requests. */
 static void __attribute__((noinline)) bench_loop(struct bench_state *b, unsigned ops)
 {
 	unsigned i;
 
 	for (i = 0; i < ops; i++) {
 		add_one(b);
-		while (queued(b) >= b->c->depth)
+		while (b->nr_queued >= b->c->depth)
 			serve(b);
 	}
 }
 
-static int bench_setup(struct bench_state *b, const struct bench_case *c, void **mem)
+static struct elv_config bench_config(struct bench_state *b)
 {
 	struct elv_config cfg;
-	size_t len, n = (size_t)c->depth + 2, i;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.nr_requests = b->c->depth;
+	cfg.dev.rotational = 1;
+	cfg.dev.max_sectors = 256;
+	cfg.merge = on_merge;
+	cfg.ctx = b;
+	return cfg;
+}
+
+static int bench_setup(struct bench_state *b, const struct bench_case *c, void **mem,
+		       size_t *len)
+{
+	struct elv_config cfg;
+	size_t n = (size_t)c->depth + 2, i, ns = c->streams ? c->streams : 1;
 	const struct elv_policy *p = NULL;
 
 	memset(b, 0, sizeof(*b));
+	*mem = NULL;
 	b->c = c;
 	b->rng = 42;
-	b->seq_pattern = !strcmp(c->pattern, "sequential");
-	b->prio_pattern = !strcmp(c->pattern, "prio");
+	b->pattern = pattern_of(c->pattern);
 	b->ios = calloc(n, sizeof(*b->ios));
 	b->free_ios = calloc(n, sizeof(*b->free_ios));
-	b->stream_next = calloc(c->streams ? c->streams : 1, sizeof(uint64_t));
-	if (!b->ios || !b->free_ios || !b->stream_next)
+	b->stream_next = calloc(ns, sizeof(uint64_t));
+	if (b->pattern < 0 || !b->ios || !b->free_ios || !b->stream_next)
 		return -1;
 	for (i = 0; i < n; i++)
-		put_io(b, &b->ios[i]);
-	for (i = 0; i < (c->streams ? c->streams : 1); i++)
-		b->stream_next[i] = (uint64_t)i * (DEVICE_SECTORS / (c->streams ? c->streams : 1));
+		put_io(b, &b->ios[n - 1 - i]);
+	for (i = 0; i < ns; i++)
+		b->stream_next[i] = (uint64_t)i * (DEVICE_SECTORS / ns);
 	b->is_baseline = baseline_init(&b->base, c->impl) == 0;
 	if (b->is_baseline)
 		return 0;
 	p = elv_policy_find(c->impl);
 	if (!p)
 		return -1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.nr_requests = c->depth;
-	cfg.dev.rotational = 1;
-	cfg.dev.max_sectors = 256;
-	cfg.merge = on_merge;
-	cfg.ctx = b;
-	len = elv_queue_size(p, &cfg);
-	*mem = aligned_alloc(64, (len + 63) & ~(size_t)63);
-	if (!*mem || elv_queue_init(&b->q, *mem, len, p, &cfg))
+	cfg = bench_config(b);
+	*len = elv_queue_size(p, &cfg);
+	*mem = aligned_alloc(64, (*len + 63) & ~(size_t)63);
+	if (!*mem || elv_queue_init(&b->q, *mem, *len, p, &cfg))
 		return -1;
 	if (c->streams) {
 		b->streams = calloc(c->streams, sizeof(*b->streams));
@@ -253,7 +293,8 @@ static int bench_setup(struct bench_state *b, const struct bench_case *c, void *
 			return -1;
 		for (i = 0; i < c->streams; i++) {
 			b->streams[i].ioprio = ELV_PRIO(ELV_PRIO_BE, 4);
-			elv_stream_init(b->q, &b->streams[i], 0);
+			if (elv_stream_init(b->q, &b->streams[i], 0))
+				return -1;
 		}
 	}
 	return 0;
@@ -280,49 +321,53 @@ static void bench_teardown(struct bench_state *b, void *mem)
 
 static unsigned ops_for(const struct bench_case *c, int quick)
 {
-	unsigned base = quick ? 20000 : 200000;
+	unsigned base = quick ? 10000 : 200000;
 
-	/* The sorted-list baseline is O(depth) per request: keep its runs short. */
+	/* The sorted-list baseline is O(depth) per request: keep its long runs short. */
 	if (strcmp(c->impl, "baseline-sorted-list") == 0 && c->depth > 64)
-		base = quick ? 2000 : 20000;
+		base = quick ? 1000 : 20000;
 	return base;
 }
 
-static double now_ns(void)
+/* CPU time of this thread: other work on a shared machine does not count. */
+static double cpu_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* One timed run; fills ns per request, seek and allocation figures. */
-static int run_once(const struct bench_case *c, unsigned ops, int collect,
-		    struct bench_result *r)
+/* One run; fills ns per request, seek and allocation figures. */
+static int run_once(const struct bench_case *c, unsigned ops, struct bench_result *r)
 {
 	struct bench_state b;
 	void *mem = NULL;
+	size_t len = 0;
 	double t0, t1;
 	uint64_t a0;
 
-	if (bench_setup(&b, c, &mem)) {
+	if (bench_setup(&b, c, &mem, &len)) {
 		bench_teardown(&b, mem);
 		return -1;
 	}
 	/* Fill to depth first (not measured); merging patterns need more adds than depth. */
-	while (queued(&b) + 1 < c->depth && b.nr_free > 1)
+	while (b.nr_queued + 1 < c->depth && b.nr_free > 1)
 		add_one(&b);
 	b.seek_sum = 0;
 	b.nr_seeks = 0;
+	b.added = 0;
+	b.merged = 0;
 	a0 = bench_alloc_count();
-	t0 = now_ns();
-	(void)collect;
+	t0 = cpu_ns();
 	bench_loop(&b, ops);
-	t1 = now_ns();
+	t1 = cpu_ns();
 	r->allocs = bench_alloc_count() - a0;
 	r->ns_per_req = (t1 - t0) / ops;
 	r->mean_seek = b.nr_seeks ? (double)b.seek_sum / (double)b.nr_seeks : 0;
-	r->queue_bytes = b.is_baseline ? 0 : elv_queue_size(elv_queue_policy(b.q), NULL);
+	r->requests = b.added;
+	r->merged = b.merged;
+	r->queue_bytes = b.is_baseline ? 0 : len;
 	bench_teardown(&b, mem);
 	return 0;
 }
@@ -336,7 +381,8 @@ static int cmp_double(const void *a, const void *b)
 
 /*
  * Instructions the library (or baseline) spends: callgrind counts only inside the entry points
- * named below, so the harness's own work (random numbers, bookkeeping) is excluded.
+ * named below and what they call, so the harness's own work (random numbers, bookkeeping) is
+ * excluded.
  */
 static double collected_instr(const char *self, const struct bench_case *c, unsigned ops)
 {
@@ -365,7 +411,7 @@ static double collected_instr(const char *self, const struct bench_case *c, unsi
 	return ir;
 }
 
-/* Per request in steady state: the difference of two run lengths cancels the fill phase. */
+/* Per request in steady state: the difference of two run lengths cancels fill and teardown. */
 static double count_instr(const char *self, const struct bench_case *c, unsigned ops)
 {
 	double a = collected_instr(self, c, ops), b = collected_instr(self, c, 2 * ops);
@@ -376,6 +422,12 @@ static double count_instr(const char *self, const struct bench_case *c, unsigned
 static const unsigned depths[] = { 1, 16, 64, 256, 512, 1024, 4096, 65536 };
 static const unsigned stream_counts[] = { 1, 64, 1024 };
 
+static void add_case(struct bench_case *out, unsigned *n, const char *impl, unsigned depth,
+		     unsigned streams, const char *pattern)
+{
+	out[(*n)++] = (struct bench_case){ impl, depth, streams, pattern };
+}
+
 static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 {
 	static const char *const impls[] = { "noop", "deadline", "anticipatory", "cfq",
@@ -383,45 +435,47 @@ static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 	unsigned n = 0, i, d, s;
 
 	for (i = 0; i < sizeof(impls) / sizeof(impls[0]); i++) {
-		int per_stream = !strcmp(impls[i], "anticipatory") || !strcmp(impls[i], "cfq");
+		const char *impl = impls[i];
+		int per_stream = !strcmp(impl, "anticipatory") || !strcmp(impl, "cfq");
+		int baseline = !strncmp(impl, "baseline", 8);
 
-		if (only && strcmp(only, impls[i]))
+		if (only && strcmp(only, impl))
 			continue;
-		if (!strncmp(impls[i], "baseline", 8) ? 0 : !elv_policy_find(impls[i]))
+		if (!baseline && !elv_policy_find(impl))
 			continue;
 		for (d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
 			unsigned depth = depths[d];
 
 			if (quick && depth > 4096)
 				continue;
-			if (!strcmp(impls[i], "baseline-sorted-list") && depth > 4096)
+			if (!strcmp(impl, "baseline-sorted-list") && depth > 4096)
 				continue;
 			if (per_stream) {
 				for (s = 0; s < 3; s++)
-					out[n++] = (struct bench_case){ impls[i], depth,
-									stream_counts[s],
-									"random" };
+					add_case(out, &n, impl, depth, stream_counts[s], "random");
 			} else {
-				out[n++] = (struct bench_case){ impls[i], depth, 0, "random" };
+				add_case(out, &n, impl, depth, 0, "random");
 			}
-			if (!strncmp(impls[i], "baseline", 8))
+			if (baseline)
 				continue;
-			out[n++] = (struct bench_case){ impls[i], depth, per_stream ? 64 : 16,
-							"sequential" };
-			if (!strcmp(impls[i], "deadline"))
-				out[n++] = (struct bench_case){ impls[i], depth, 0, "prio" };
+			add_case(out, &n, impl, depth, per_stream ? 64 : 0, "mixed");
+			add_case(out, &n, impl, depth, per_stream ? 64 : 16, "sequential");
+			if (!strcmp(impl, "deadline"))
+				add_case(out, &n, impl, depth, 0, "prio");
 		}
 	}
 	return n;
 }
 
 static void print_json(FILE *f, const struct bench_case *c, const struct bench_result *r,
-		       unsigned n)
+		       unsigned n, int runs)
 {
 	unsigned i;
 
-	fprintf(f, "{\"sizeof_request\": %zu, \"sizeof_stream\": %zu, \"results\": [\n",
-		sizeof(struct elv_request), sizeof(struct elv_stream));
+	fprintf(f,
+		"{\"runs\": %d, \"sizeof_request\": %zu, \"sizeof_stream\": %zu, "
+		"\"results\": [\n",
+		runs, sizeof(struct elv_request), sizeof(struct elv_stream));
 	for (i = 0; i < n; i++) {
 		fprintf(f,
 			"  {\"impl\": \"%s\", \"depth\": %u, \"streams\": %u, \"pattern\": \"%s\", "
@@ -433,16 +487,24 @@ static void print_json(FILE *f, const struct bench_case *c, const struct bench_r
 			fprintf(f, "%.1f", r[i].instr_per_req);
 		fprintf(f,
 			", \"mean_seek_sectors\": %.0f, \"allocs\": %" PRIu64
-			", \"queue_bytes\": %zu}%s\n",
-			r[i].mean_seek, r[i].allocs, r[i].queue_bytes, i + 1 < n ? "," : "");
+			", \"ns_min\": %.1f, \"ns_max\": %.1f, \"requests\": %" PRIu64
+			", \"merged\": %" PRIu64 ", \"bytes_per_request\": %zu"
+			", \"queue_bytes\": %zu, \"bytes_per_stream\": %zu}%s\n",
+			r[i].mean_seek, r[i].allocs, r[i].ns_min, r[i].ns_max, r[i].requests,
+			r[i].merged,
+			strncmp(c[i].impl, "baseline", 8) ? sizeof(struct elv_request)
+							  : sizeof(struct bnode),
+			r[i].queue_bytes, c[i].streams ? sizeof(struct elv_stream) : (size_t)0,
+			i + 1 < n ? "," : "");
 	}
 	fprintf(f, "]}\n");
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: elvbench [--quick] [--instr] [--runs N] [--policy P] [--json FILE]\n"
-			"       elvbench --count IMPL DEPTH STREAMS PATTERN OPS\n");
+	fprintf(stderr,
+		"usage: elvbench [--quick] [--instr] [--runs N] [--policy P] [--json FILE]\n"
+		"       elvbench --count IMPL DEPTH STREAMS PATTERN OPS\n");
 }
 
 static int count_mode(int argc, char **argv)
@@ -456,15 +518,28 @@ static int count_mode(int argc, char **argv)
 	c.depth = (unsigned)strtoul(argv[3], NULL, 10);
 	c.streams = (unsigned)strtoul(argv[4], NULL, 10);
 	c.pattern = argv[5];
-	return run_once(&c, (unsigned)strtoul(argv[6], NULL, 10), 1, &r) ? 1 : 0;
+	if (c.depth == 0)
+		return 2;
+	return run_once(&c, (unsigned)strtoul(argv[6], NULL, 10), &r) ? 1 : 0;
+}
+
+/* The allocation counter must see allocations, or "0 allocations" would prove nothing. */
+static int alloc_counter_works(void)
+{
+	void *(*volatile alloc)(size_t) = malloc;
+	uint64_t a0 = bench_alloc_count();
+	void *p = alloc(16);
+
+	free(p);
+	return bench_alloc_count() == a0 + 1;
 }
 
 int main(int argc, char **argv)
 {
-	static struct bench_case cases[256];
-	static struct bench_result res[256];
+	static struct bench_case cases[512];
+	static struct bench_result res[512];
 	const char *json = NULL, *only = NULL;
-	int quick = 0, instr = 0, runs = 5, i;
+	int quick = 0, instr = 0, runs = 5, i, bad = 0;
 	unsigned n, k;
 
 	if (argc > 1 && !strcmp(argv[1], "--count"))
@@ -485,36 +560,64 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (runs < 1 || runs > 99) {
-		usage();
+	if (runs < 5 || runs > 99) {
+		fprintf(stderr, "elvbench: --runs must be 5 to 99 (the median needs 5)\n");
 		return 2;
 	}
-	if (quick)
-		runs = 3;
+	if (!alloc_counter_works()) {
+		fprintf(stderr, "elvbench: the allocation counter is not interposed\n");
+		return 1;
+	}
 	n = build_cases(cases, only, quick);
-	printf("%-22s %6s %7s %-10s %10s %10s %14s %6s\n", "impl", "depth", "streams", "pattern",
+	if (n == 0) {
+		fprintf(stderr, "elvbench: no such policy: %s\n", only ? only : "");
+		return 2;
+	}
+	printf("%-20s %6s %7s %-10s %9s %10s %13s %6s\n", "impl", "depth", "streams", "pattern",
 	       "ns/req", "instr/req", "mean seek", "allocs");
 	for (k = 0; k < n; k++) {
 		double ns[99];
 		unsigned ops = ops_for(&cases[k], quick);
+		uint64_t allocs = 0;
 
 		for (i = 0; i < runs; i++) {
-			if (run_once(&cases[k], ops, 0, &res[k])) {
-				fprintf(stderr, "elvbench: case %s failed\n", cases[k].impl);
+			if (run_once(&cases[k], ops, &res[k])) {
+				fprintf(stderr, "elvbench: case %s %u %s failed\n", cases[k].impl,
+					cases[k].depth, cases[k].pattern);
 				return 1;
 			}
 			ns[i] = res[k].ns_per_req;
+			allocs += res[k].allocs;
 		}
 		qsort(ns, (size_t)runs, sizeof(double), cmp_double);
 		res[k].ns_per_req = ns[runs / 2];
+		res[k].ns_min = ns[0];
+		res[k].ns_max = ns[runs - 1];
+		res[k].allocs = allocs;
 		res[k].instr_per_req = instr ? count_instr(argv[0], &cases[k], ops / 4) : -1;
-		printf("%-22s %6u %7u %-10s %10.1f %10.1f %14.0f %6" PRIu64 "\n", cases[k].impl,
-		       cases[k].depth, cases[k].streams, cases[k].pattern, res[k].ns_per_req,
-		       res[k].instr_per_req, res[k].mean_seek, res[k].allocs);
+		printf("%-20s %6u %7u %-10s %9.1f ", cases[k].impl, cases[k].depth,
+		       cases[k].streams, cases[k].pattern, res[k].ns_per_req);
+		if (res[k].instr_per_req < 0)
+			printf("%10s", "-");
+		else
+			printf("%10.1f", res[k].instr_per_req);
+		printf(" %13.0f %6" PRIu64 "\n", res[k].mean_seek, res[k].allocs);
 		fflush(stdout);
+		if (res[k].allocs) {
+			fprintf(stderr, "elvbench: %s depth %u %s: %" PRIu64
+					" heap allocations in the measured loop\n",
+				cases[k].impl, cases[k].depth, cases[k].pattern, res[k].allocs);
+			bad = 1;
+		}
+		if (instr && res[k].instr_per_req < 0) {
+			fprintf(stderr, "elvbench: callgrind failed for %s depth %u\n",
+				cases[k].impl, cases[k].depth);
+			bad = 1;
+		}
 	}
-	printf("sizeof(struct elv_request) = %zu, sizeof(struct elv_stream) = %zu\n",
-	       sizeof(struct elv_request), sizeof(struct elv_stream));
+	printf("sizeof(struct elv_request) = %zu, sizeof(struct elv_stream) = %zu, "
+	       "ns/req: median of %d runs (thread CPU time)\n",
+	       sizeof(struct elv_request), sizeof(struct elv_stream), runs);
 	if (json) {
 		FILE *f = fopen(json, "w");
 
@@ -522,14 +625,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "elvbench: %s: %s\n", json, strerror(errno));
 			return 1;
 		}
-		print_json(f, cases, res, n);
-		fclose(f);
-	}
-	for (k = 0; k < n; k++)
-		if (res[k].allocs) {
-			fprintf(stderr, "elvbench: %s depth %u allocated on the hot path\n",
-				cases[k].impl, cases[k].depth);
+		print_json(f, cases, res, n, runs);
+		if (fclose(f)) {
+			fprintf(stderr, "elvbench: %s: %s\n", json, strerror(errno));
 			return 1;
 		}
-	return 0;
+	}
+	return bad;
 }
