@@ -16,6 +16,11 @@ mkdir -p "$out"
 for s in seek-sort tcq-depth write-bomb stream-vs-small-files postmark-usb; do
 	"$elvsim" run "$s" --policy all --seed 1 --quiet --json "$out/$s.json"
 done
+# The log-block FTL with more open log blocks: does reordering still cost merges?
+for k in 2 3 4 8; do
+	"$elvsim" run postmark-usb --policy all --seed 1 --quiet --dev-set log_blocks=$k \
+		--json "$out/postmark-usb-k$k.json"
+done
 "$elvsim" recommend --seed 1 --quiet --json "$out/recommend.json" >/dev/null
 python3 "$root/tools/elvsim/results_md.py" "$out" >"$root/docs/results.md"
 echo "wrote docs/results.md"

@@ -188,6 +188,20 @@ for p in ("anticipatory", "cfq"):
                        f"idle {f(r['idle_s'],2)} s of {f(loss,2)} s lost", loss > 0 and r["idle_s"] >= 0.8 * loss))
 w("")
 
+w("With more open log blocks (`--dev-set log_blocks=K`), total time in seconds and full merges:")
+w("")
+ks = (2, 3, 4, 8)
+runs = {k: by_policy(load(f"postmark-usb-k{k}")) for k in ks}
+w("| policy | " + " | ".join(f"K={k} time (s) | K={k} full merges" for k in ks) + " |")
+w("|---|" + "---:|---:|" * len(ks))
+for p in P:
+    cells = []
+    for k in ks:
+        r = runs[k][p]
+        cells += [f(r["makespan_s"], 2), str(r["flash"]["full_merges"])]
+    w(f"| {p} | " + " | ".join(cells) + " |")
+w("")
+
 # ---- recommendation -----------------------------------------------------------------------
 d = load("recommend")
 w("## The recommended policy on every device preset")
