@@ -261,10 +261,10 @@ struct elv_sim_stream_spec {
 	uint64_t region_start;  /**< First sector of the stream's area. */
 	uint64_t region_len;    /**< Sectors in the area. */
 	uint32_t rq_sectors;    /**< Request size. */
-	uint32_t depth;         /**< Requests in flight (streamer window, writer backlog). */
+	uint32_t depth;         /**< In flight: streamer window, writer or postmark backlog. */
 	double think_ms;        /**< Mean think time between dependent requests. */
 	double burst_think_ms;  /**< Pause between locality bursts (LOCALITY). */
-	uint32_t burst;         /**< Reads per burst (LOCALITY). */
+	uint32_t burst;         /**< Reads per burst (LOCALITY); subdirectories (postmark). */
 	uint64_t count;         /**< Requests (readers), files (tree), transactions (postmark). */
 	uint64_t bytes;         /**< Bytes to move (streamer, writer); 0: until the run ends. */
 	uint8_t background;     /**< 1: the run does not wait for this stream to finish. */
