@@ -138,6 +138,7 @@ struct em {
 	size_t mem_len; /* bytes handed to elv_queue_init() */
 	unsigned cur;   /* current policy */
 	uint64_t now;
+	uint64_t t0;    /* time the queue was built */
 	uint64_t seq;
 	struct em_slot s[EM_SLOTS];
 	struct elv_stream streams[EM_STREAMS];
@@ -169,6 +170,7 @@ struct em {
 	uint64_t ops;
 	uint64_t bound_checks; /* expired reads whose bound was verified */
 	uint64_t waits;        /* idle periods followed through elv_next_event() */
+	uint64_t merges_due;   /* adds that had to back-merge (and did) */
 	int failed;
 	char err[EM_ERR_LEN];
 };
@@ -527,6 +529,10 @@ static void em_check_stats(struct em *m)
 			(unsigned long long)st.expired, (unsigned long long)disp,
 			(unsigned long long)m->t_expire);
 	m->expired_seen = st.expired;
+	/* Idle periods never overlap: together they cannot outlast the queue. */
+	if (st.idle_ns > m->now - m->t0)
+		em_fail(m, "idle_ns %llu exceeds the %llu ns the queue has existed",
+			(unsigned long long)st.idle_ns, (unsigned long long)(m->now - m->t0));
 	if (st.idle_count != m->t_idle_start)
 		em_fail(m, "idle_count %llu but %llu idle-start events",
 			(unsigned long long)st.idle_count, (unsigned long long)m->t_idle_start);
@@ -734,10 +740,37 @@ static void em_ret(struct em *m, int got, int want, const char *what)
 		em_fail(m, "%s returned %d, expected %d", what, got, want);
 }
 
+/*
+ * Must adding @s back-merge? The core looks up every queued request ending where @s starts;
+ * when one may take it by every rule (and the policy has no veto of its own), it merges.
+ */
+static int em_back_merge_due(const struct em *m, const struct em_slot *s)
+{
+	int i;
+
+	if (m->c.no_merges || !em_mergeable(s) || em_any_pending_barrier(m) ||
+	    em_policy(m)->allow_merge)
+		return 0;
+	for (i = 0; i < EM_SLOTS; i++) {
+		const struct em_slot *x = &m->s[i];
+		uint64_t len = x->nr + s->nr;
+
+		if (x == s || x->st != EM_QUEUED || !em_mergeable(x) || x->sector + x->nr != s->sector)
+			continue;
+		if (x->op != s->op || em_sync(x) != em_sync(s) || len > UINT32_MAX ||
+		    (m->cfg.dev.max_sectors && len > m->cfg.dev.max_sectors) ||
+		    em_eff_prio(x->prio, x->sp) != em_eff_prio(s->prio, s->sp) ||
+		    !em_veto_allows(m, x->sector, s->sector))
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
 static void em_do_add(struct em *m, const struct em_call *c)
 {
 	struct em_slot *s = &m->s[c->slot % EM_SLOTS];
-	int i = em_idx(m, s), want, ret;
+	int i = em_idx(m, s), want, ret, due = 0;
 	struct elv_stats before;
 
 	if (s->st == EM_HOST) {
@@ -764,6 +797,8 @@ static void em_do_add(struct em *m, const struct em_call *c)
 		s->direct = !em_barrier(s) && !em_any_pending_barrier(m);
 		s->epoch = m->dl_epoch;
 		s->tracked = 0;
+		s->st = EM_HOST;
+		due = em_back_merge_due(m, s);
 		s->st = EM_QUEUED;
 		m->added++;
 	}
@@ -779,9 +814,13 @@ static void em_do_add(struct em *m, const struct em_call *c)
 	} else if (ret == 0) {
 		if (s->st != EM_QUEUED)
 			em_fail(m, "elv_add of %d returned 0 but it was absorbed", i);
+		else if (due)
+			em_fail(m, "elv_add of %d missed a back merge onto a queued request", i);
 	} else {
 		em_fail(m, "elv_add of valid request %d returned %d", i, ret);
 	}
+	if (want == 0 && ret == 1 && due)
+		m->merges_due++;
 	em_post(m);
 }
 
@@ -1297,6 +1336,7 @@ static int em_start(struct em *m, const struct em_config *c)
 	memset(&m->ghost, 0x5a, sizeof(m->ghost));
 	m->ghost.ioprio = ELV_PRIO(ELV_PRIO_BE, 1);
 	m->cur = m->c.policy;
+	m->t0 = m->now;
 	ret = elv_queue_init(&m->q, m->mem, m->mem_len, em_policy(m), &m->cfg);
 	if (ret != 0) {
 		em_fail(m, "elv_queue_init returned %d", ret);
@@ -1333,6 +1373,7 @@ static void em_do_recycle(struct em *m, unsigned aux)
 	}
 	m->cur = pol;
 	em_reset_counters(m);
+	m->t0 = m->now;
 	em_dl_reload(m);
 	em_post(m);
 }

@@ -195,8 +195,9 @@ static void ec_report(struct em *m, const struct em_config *c, struct em_call *c
 	snprintf(first, sizeof(first), "%s", m->err);
 	if (!ec_first_violation[0])
 		snprintf(ec_first_violation, sizeof(ec_first_violation), "%s", m->err);
-	printf("VIOLATION in episode %llu after %zu calls: %s\n", (unsigned long long)episode,
-	       len, first);
+	printf("VIOLATION (seed %llu, start policy %s) in episode %llu after %zu calls: %s\n",
+	       (unsigned long long)o->seed, elv_policy_name(m->pols[c->policy % m->npols].p),
+	       (unsigned long long)episode, len, first);
 	memcpy(ec_best, calls, len * sizeof(*calls));
 	len = ec_shrink(m, c, ec_best, len, o);
 	/* Replay the shrunk sequence once more so the message matches it. */
@@ -224,7 +225,7 @@ static int ec_policy_run(struct em *m, unsigned pol, const struct ec_opts *o, ui
 	src.x = (o->seed + 1u) * 0x9E3779B97F4A7C15ull ^ ((uint64_t)pol << 32) ^ 0x5eed;
 	if (src.x == 0)
 		src.x = 1;
-	m->bound_checks = m->waits = 0;
+	m->bound_checks = m->waits = m->merges_due = 0;
 	while (done < o->ops) {
 		uint64_t len = o->episode / 4u + em_u32(&src) % (o->episode - o->episode / 4u + 1u);
 		size_t i;
@@ -256,10 +257,11 @@ static int ec_policy_run(struct em *m, unsigned pol, const struct ec_opts *o, ui
 	*ops += done;
 	dt = ec_clock() - t0;
 	printf("policy %-14s seed %llu: %llu calls in %llu episodes, %.0f calls/s, %llu expired "
-	       "reads within bound, %llu idle waits followed\n", m->pols[pol].p->name,
-	       (unsigned long long)o->seed, (unsigned long long)done,
+	       "reads within bound, %llu idle waits followed, %llu required back merges\n",
+	       m->pols[pol].p->name, (unsigned long long)o->seed, (unsigned long long)done,
 	       (unsigned long long)episode, dt > 0 ? (double)done / dt : 0.0,
-	       (unsigned long long)m->bound_checks, (unsigned long long)m->waits);
+	       (unsigned long long)m->bound_checks, (unsigned long long)m->waits,
+	       (unsigned long long)m->merges_due);
 	return 0;
 }
 
