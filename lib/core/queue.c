@@ -76,6 +76,11 @@ size_t elv_queue_size(const struct elv_policy *p, const struct elv_config *cfg)
 static void elv_policy_start(struct elv_queue *q, const struct elv_policy *p)
 {
 	q->policy = p;
+	q->add = p->add;
+	q->dispatch = p->dispatch;
+	q->complete = p->complete;
+	q->find_next = p->struct_size > offsetof(struct elv_policy, find_next) ? p->find_next : NULL;
+	q->find_start = p->find_start;
 	memset(q->data, 0, p->data_size);
 	elv_tunables_reset(q->data, p->tunables, p->nr_tunables);
 	if (p->init)
@@ -210,7 +215,8 @@ int elv_stream_set_prio(struct elv_queue *q, struct elv_stream *s, uint8_t iopri
 
 /* ---- adding -------------------------------------------------------------------------- */
 
-static int elv_add_check(const struct elv_queue *q, const struct elv_request *rq)
+/* The exact verdict on a request elv_add_suspect() flagged (rare: nearly always an error). */
+static ELV_COLD int elv_add_check(const struct elv_queue *q, const struct elv_request *rq)
 {
 	if (rq->state != ELV_RQ_IDLE)
 		return rq->state <= ELV_RQ_DISPATCHED ? ELV_EBUSY : ELV_EINVAL;
@@ -225,15 +231,42 @@ static int elv_add_check(const struct elv_queue *q, const struct elv_request *rq
 	return 0;
 }
 
+_Static_assert(offsetof(struct elv_request, flags) == offsetof(struct elv_request, op) + 1 &&
+		       offsetof(struct elv_request, ioprio) == offsetof(struct elv_request, op) + 2 &&
+		       offsetof(struct elv_request, state) == offsetof(struct elv_request, op) + 3,
+	       "op, flags, ioprio and state must be adjacent bytes");
+
+/*
+ * Could @rq be invalid for elv_add()? One load covers op, flags, ioprio and state: the mask
+ * has the bits no valid new request has (op above ELV_OP_FLUSH, an unknown flag, a priority
+ * of 32 or more, any state but idle), byte by byte, so it holds on either byte order. A zero
+ * length (valid only for flushes) and a sum past 2^64 are suspect too; elv_add_check() then
+ * gives the exact verdict, so no invalid request gets through and no valid one is refused.
+ */
+static inline int elv_add_suspect(const struct elv_queue *q, const struct elv_request *rq)
+{
+	static const union {
+		uint8_t b[4];
+		uint32_t w;
+	} bad = { { 0xfcu, (uint8_t)~ELV_RQ_FLAGS_ALL, 0xe0u, 0xffu } };
+	const struct elv_stream *s = rq->stream;
+	uint32_t w;
+
+	memcpy(&w, (const char *)rq + offsetof(struct elv_request, op), sizeof(w));
+	return (w & bad.w) != 0 || rq->nr_sectors == 0 || rq->sector + rq->nr_sectors < rq->sector ||
+	       (s && (s->q != q || !(s->flags & ELV_STREAM_REGISTERED)));
+}
+
 /* Hand a request to the policy (new, released from behind a barrier, or switched over). */
-static void elv_policy_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+static inline void elv_policy_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	rq->state = ELV_RQ_QUEUED;
-	rq->hnext = NULL;
 	if (elv_rq_mergeable(rq))
 		elv_hash_add(&q->hash, rq);
+	else
+		rq->hnext = NULL;
 	q->nr_queued++;
-	q->policy->add(q, rq, now);
+	q->add(q, rq, now);
 }
 
 static void elv_policy_remove(struct elv_queue *q, struct elv_request *rq)
@@ -244,29 +277,35 @@ static void elv_policy_remove(struct elv_queue *q, struct elv_request *rq)
 	q->nr_queued--;
 }
 
+/* Ordered: wait on the held list until everything added before it has gone. */
+static ELV_COLD int elv_add_held(struct elv_queue *q, struct elv_request *rq)
+{
+	rq->state = ELV_RQ_HELD;
+	elv_list_add_tail(&q->held, &rq->fifo);
+	q->nr_held++;
+	q->nr_barriers += (rq->flags & ELV_RQ_BARRIER) ? 1u : 0u;
+	return 0;
+}
+
 int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	int err;
 
-	if (!q || !rq)
+	if (ELV_UNLIKELY(!q || !rq))
 		return ELV_EINVAL;
-	err = elv_add_check(q, rq);
-	if (err)
-		return err;
+	if (ELV_UNLIKELY(elv_add_suspect(q, rq))) {
+		err = elv_add_check(q, rq);
+		if (err)
+			return err;
+	}
 	rq->time = now;
 	rq->seq = q->seq++;
 	q->stats.added++;
 	if (rq->stream)
 		rq->stream->nr_rq++;
 	elv_trace(q, ELV_TRACE_INSERT, rq, NULL, 0, now);
-	if ((rq->flags & ELV_RQ_BARRIER) || q->nr_held) {
-		/* Ordered: wait on the held list until everything before it has gone. */
-		rq->state = ELV_RQ_HELD;
-		elv_list_add_tail(&q->held, &rq->fifo);
-		q->nr_held++;
-		q->nr_barriers += (rq->flags & ELV_RQ_BARRIER) ? 1u : 0u;
-		return 0;
-	}
+	if (ELV_UNLIKELY((rq->flags & ELV_RQ_BARRIER) || q->nr_held))
+		return elv_add_held(q, rq);
 	if (elv_try_merge_on_add(q, rq, now)) {
 		elv_rq_release(q, rq);
 		return 1;
@@ -293,7 +332,21 @@ static void elv_release_held(struct elv_queue *q, uint64_t now)
 
 /* ---- dispatch and completion --------------------------------------------------------- */
 
-static struct elv_request *elv_pick(struct elv_queue *q, uint64_t now, int force)
+/* Ask the policy; a waiting barrier must not be held up by idling. */
+static inline struct elv_request *elv_pick_policy(struct elv_queue *q, uint64_t now, int force)
+{
+	struct elv_request *rq = q->dispatch(q, now, force | (q->nr_held != 0));
+
+	if (rq) {
+		if (elv_rq_mergeable(rq))
+			elv_hash_del(&q->hash, rq);
+		q->nr_queued--;
+	}
+	return rq;
+}
+
+/* The uncommon sources: a requeued request first, else a barrier once the policy is empty. */
+static ELV_COLD struct elv_request *elv_pick_slow(struct elv_queue *q, uint64_t now, int force)
 {
 	struct elv_request *rq;
 
@@ -303,16 +356,8 @@ static struct elv_request *elv_pick(struct elv_queue *q, uint64_t now, int force
 		q->nr_requeued--;
 		return rq;
 	}
-	if (q->nr_queued) {
-		/* A waiting barrier must not be held up by idling. */
-		rq = q->policy->dispatch(q, now, force || q->nr_held);
-		if (rq) {
-			if (elv_rq_mergeable(rq))
-				elv_hash_del(&q->hash, rq);
-			q->nr_queued--;
-		}
-		return rq;
-	}
+	if (q->nr_queued)
+		return elv_pick_policy(q, now, force);
 	rq = elv_list_first_rq(&q->held);
 	if (rq) {
 		/* The policy is empty: the barrier at the head may go, then what follows it. */
@@ -328,9 +373,12 @@ int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_r
 {
 	struct elv_request *rq;
 
-	if (!q || !out || (flags & ~(unsigned)ELV_DISPATCH_FORCE))
+	if (ELV_UNLIKELY(!q || !out || (flags & ~(unsigned)ELV_DISPATCH_FORCE)))
 		return ELV_EINVAL;
-	rq = elv_pick(q, now, (flags & ELV_DISPATCH_FORCE) != 0);
+	if (ELV_LIKELY(elv_list_empty(&q->requeue) && q->nr_queued))
+		rq = elv_pick_policy(q, now, (int)(flags & ELV_DISPATCH_FORCE));
+	else
+		rq = elv_pick_slow(q, now, (int)(flags & ELV_DISPATCH_FORCE));
 	if (!rq)
 		return ELV_EAGAIN;
 	rq->state = ELV_RQ_DISPATCHED;
@@ -350,12 +398,12 @@ uint64_t elv_next_event(const struct elv_queue *q)
 
 int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
-	if (!q || !rq || rq->state != ELV_RQ_DISPATCHED || !q->nr_in_flight)
+	if (ELV_UNLIKELY(!q || !rq || rq->state != ELV_RQ_DISPATCHED || !q->nr_in_flight))
 		return ELV_EINVAL;
 	q->nr_in_flight--;
 	q->stats.completed++;
-	if (q->policy->complete)
-		q->policy->complete(q, rq, now);
+	if (q->complete)
+		q->complete(q, rq, now);
 	elv_trace(q, ELV_TRACE_COMPLETE, rq, NULL, 0, now);
 	elv_rq_release(q, rq);
 	return 0;
