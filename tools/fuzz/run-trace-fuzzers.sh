@@ -33,7 +33,7 @@ if ! command -v "$cc" >/dev/null; then
 fi
 
 cflags=(-std=c11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror
-	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+	"-fsanitize=fuzzer,address,undefined" -fno-sanitize-recover=all
 	-I"$root/include" -I"$root/lib/sim")
 sources=("$root"/lib/sim/trace_*.c)
 
