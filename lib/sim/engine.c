@@ -647,10 +647,16 @@ static void drain(struct eng *e)
 				complete(e, io);
 		}
 		kick(e);
-		if (td == ELV_TIME_NEVER && elv_queue_nr_queued(e->q) &&
-		    !elv_sim_dev_slots(e->dev))
+		/* An idle device and a queue that gives nothing even when forced: stop. */
+		if (td == ELV_TIME_NEVER && elv_sim_dev_next(e->dev) == ELV_TIME_NEVER)
 			break;
 	}
+}
+
+static void drop(void *arg, struct elv_request *rq)
+{
+	(void)arg;
+	(void)rq; /* pool memory, freed with its block */
 }
 
 static void teardown(struct eng *e)
@@ -659,6 +665,8 @@ static void teardown(struct eng *e)
 	size_t b;
 
 	if (e->q) {
+		/* Anything a policy still holds after a forced drain goes back unserved. */
+		elv_drain(e->q, drop, e);
 		for (i = 0; i < e->ns; i++)
 			if (e->s[i].registered) {
 				elv_stream_exit(e->q, &e->s[i].es, e->now);
