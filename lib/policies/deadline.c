@@ -212,44 +212,22 @@ static void dl_merged(struct elv_queue *q, struct elv_request *rq, enum elv_merg
 }
 
 /*
- * Among the requests starting at @rq's sector (@rq is the first), one of operation @op that
- * may merge. With front_merges off, only a request whose sector neighbour ends right there is
- * offered: that is the core asking for a request-to-request merge after a back merge (the
- * grown request is already queued), which stays enabled as in Linux; a new request being
- * front merged is not in the tree yet.
+ * A queued request that @rq could be joined with: same level and direction, starting where
+ * @rq ends. A new request asks for a front merge, which front_merges may switch off; a queued
+ * request that just grew asks for a request-to-request merge, which stays on as in Linux.
  */
-static struct elv_request *dl_match(const struct dl_data *d, struct elv_request *rq,
-				    uint64_t sector, uint8_t op)
-{
-	struct elv_request *prev;
-
-	for (; rq && rq->sector == sector; rq = elv_sort_next(rq)) {
-		if (rq->op != op || !elv_rq_mergeable(rq))
-			continue;
-		if (d->front_merges)
-			return rq;
-		prev = elv_sort_prev(rq);
-		if (prev && elv_rq_end(prev) == sector)
-			return rq;
-	}
-	return NULL;
-}
-
-/* A queued request of operation @op starting at @sector: one tree lookup per busy level. */
-static struct elv_request *dl_find_start(struct elv_queue *q, uint64_t sector, uint8_t op)
+static struct elv_request *dl_find_next(struct elv_queue *q, const struct elv_request *rq)
 {
 	const struct dl_data *d = dl_data(q);
-	int dir = op == ELV_OP_READ ? ELV_DIR_READ : ELV_DIR_WRITE;
-	unsigned busy = d->busy, l;
-	struct elv_request *rq;
+	uint64_t sector = elv_rq_end(rq);
+	struct elv_request *c;
 
-	for (l = 0; busy; l++, busy >>= 1) {
-		if (!(busy & 1u))
-			continue;
-		rq = elv_sort_find(&d->lvl[l].dir[dir].sort, sector);
-		if (rq && (rq = dl_match(d, rq, sector, op)) != NULL)
-			return rq;
-	}
+	if (rq->state != ELV_RQ_QUEUED && !d->front_merges)
+		return NULL;
+	c = elv_sort_find(&d->lvl[dl_level_of(rq)].dir[elv_rq_dir(rq)].sort, sector);
+	for (; c && c->sector == sector; c = elv_sort_next(c))
+		if (c->op == rq->op && elv_rq_mergeable(c))
+			return c;
 	return NULL;
 }
 
@@ -513,7 +491,7 @@ const struct elv_policy elv_policy_deadline = {
 	.add = dl_add,
 	.remove = dl_remove,
 	.merged = dl_merged,
-	.find_start = dl_find_start,
+	.find_next = dl_find_next,
 	.dispatch = dl_dispatch,
 	.oldest = dl_oldest,
 	.stats = dl_stats,
