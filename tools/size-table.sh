@@ -96,7 +96,7 @@ probe() {
 		-I"$root/tests/embedded/freestanding" -DELV_CONFIG_FILE='"elv_fw_config.h"' \
 		-DELV_FW_NO_ASSERT ${1:+-DELV_PROBE_POLICY=elv_policy_$1} -nostdlib \
 		-Wl,--gc-sections -Wl,-e,elv_probe_entry "$root/tests/embedded/size_probe.c" \
-		"$objs/libelevator.a" -lgcc -o "$elf" >>"$work/probe.log" 2>&1; then
+		"$objs/libelevator.a" -lgcc -o "$elf" -Wl,-Map="$elf.map" >>"$work/probe.log" 2>&1; then
 		arm-none-eabi-nm -S -t d "$elf" | awk '
 			$4 ~ /^(elv_probe|memset$|memcpy$)/ { next }
 			$3 ~ /^[tT]$/ && $4 ~ /^__/ { h += $2; next }
@@ -132,6 +132,22 @@ probe() {
 	set -- $(sum $base $policies) $(probe)
 	echo "| core + all policies | $5 | 16384 | $6 | $7 | $1 | $(($3 + $4)) |"
 	echo
+	# Why a one-policy image holds more than its policy: the archive members the linker
+	# pulled in for another policy, with the reference that pulled them.
+	first=$(echo "$policies" | head -n 1)
+	if [ -n "$first" ] && [ -f "$work/probe-$first.elf.map" ]; then
+		sed -n '1,/^Discarded input sections/p' "$work/probe-$first.elf.map" |
+			awk -v first="$first" '
+				/libelevator\.a\([a-z_]+\.o\)$/ { m = $1; sub(/.*\(/, "", m); sub(/\.o\)$/, "", m); next }
+				m != "" && /libelevator\.a\(/ {
+					by = $1; sub(/.*\(/, "", by); sub(/\.o\)$/, "", by)
+					sym = $2; gsub(/[()]/, "", sym)
+					if (m == "registry" || (by == "registry" && m != first))
+						printf "- core + %s also links `%s.c`: `%s.c` uses `%s`\n", first, m, by, sym
+				}
+				{ m = "" }'
+		echo
+	fi
 	echo "With assertions on (\`ELV_ASSERT\` trapping), core + all policies: .text $text_assert."
 	echo
 	echo "| object | .text | .rodata | .data | .bss |"
