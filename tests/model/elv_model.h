@@ -1164,10 +1164,11 @@ static void em_do_bad(struct em *m, unsigned aux)
 	uint64_t v = 0;
 	int64_t t = 0;
 	unsigned i, nst;
+	int ret;
 	struct elv_queue *tmpq = NULL;
 
 	elv_stats(m->q, &before);
-	switch (aux % 12u) {
+	switch (aux % 13u) {
 	case 0:
 		em_ret(m, elv_add(NULL, &s->rq, m->now), ELV_EINVAL, "elv_add(NULL q)");
 		em_ret(m, elv_add(m->q, NULL, m->now), ELV_EINVAL, "elv_add(NULL rq)");
@@ -1245,6 +1246,27 @@ static void em_do_bad(struct em *m, unsigned aux)
 		       "elv_queue_init(8 bytes)");
 		if (tmpq != NULL)
 			em_fail(m, "failed elv_queue_init wrote its out pointer");
+		break;
+	case 11:
+		/* The hosted convenience API on a queue of its own, and lookups. */
+		ret = elv_queue_create(&tmpq, em_policy(m), &m->cfg);
+		if (ret == 0) {
+			em_ret(m, elv_queue_check(tmpq), 0, "elv_queue_check(created)");
+			em_ret(m, elv_queue_destroy(tmpq), 0, "elv_queue_destroy");
+		} else if (ret != ELV_ENOSYS) {
+			em_fail(m, "elv_queue_create returned %d", ret);
+		}
+		ret = elv_queue_destroy(NULL);
+		if (ret != ELV_EINVAL && ret != ELV_ENOSYS)
+			em_fail(m, "elv_queue_destroy(NULL) returned %d", ret);
+		for (i = 0; elv_policy_at(i) != NULL; i++)
+			if (elv_policy_find(elv_policy_name(elv_policy_at(i))) != elv_policy_at(i))
+				em_fail(m, "elv_policy_find(\"%s\") does not find it",
+					elv_policy_name(elv_policy_at(i)));
+		if (elv_policy_find(NULL) != NULL || elv_policy_find("no-such-policy") != NULL ||
+		    elv_policy_recommend(NULL) == NULL || elv_strerror(ELV_EINVAL) == NULL ||
+		    elv_version() != ELV_VERSION_NUMBER)
+			em_fail(m, "policy lookups or version/strerror misbehave");
 		break;
 	default:
 		/* Completing, requeueing and cancelling what the host owns. */
