@@ -1,0 +1,46 @@
+#!/bin/sh
+# No configuration option may change the layout of a public struct: compile
+# tests/embedded/layout/layout.c (sizes and offsets of every public struct) under each option
+# and compare the generated constants with the default build, for Cortex-M3, the host and,
+# when their compilers are installed, armhf and s390x.
+#
+#   tests/embedded/layout.sh
+set -eu
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=${ELV_EMBEDDED_BUILD:-$root/build-embedded}/layout
+mkdir -p "$work"
+src=$root/tests/embedded/layout/layout.c
+options="-DELV_NO_MALLOC -DELV_NO_STRERROR -DELV_NO_ASSERT -DNDEBUG -DELV_ASSERT(x)=((void)(x))"
+status=0
+
+check() { # check NAME CC [FLAGS...]
+	name=$1
+	shift
+	command -v "$1" >/dev/null 2>&1 || { echo "layout: $name: $1 not installed, skipped"; return 0; }
+	"$@" -std=c11 -I"$root/include" -S -o "$work/$name.ref.s" "$src"
+	for opt in $options "-DELV_NO_MALLOC -DELV_NO_STRERROR -DELV_NO_ASSERT"; do
+		# shellcheck disable=SC2086
+		"$@" -std=c11 -I"$root/include" $opt -S -o "$work/$name.opt.s" "$src"
+		if ! cmp -s "$work/$name.ref.s" "$work/$name.opt.s"; then
+			echo "layout: $name: $opt changes a public struct"
+			diff "$work/$name.ref.s" "$work/$name.opt.s" | head -n 20
+			status=1
+		fi
+	done
+	# A user configuration file (the firmware one used by freestanding.sh).
+	"$@" -std=c11 -I"$root/include" -I"$root/tests/embedded/freestanding" \
+		'-DELV_CONFIG_FILE="elv_fw_config.h"' -S -o "$work/$name.opt.s" "$src"
+	if ! cmp -s "$work/$name.ref.s" "$work/$name.opt.s"; then
+		echo "layout: $name: ELV_CONFIG_FILE elv_fw_config.h changes a public struct"
+		status=1
+	fi
+	n=$(grep -c '\.\(word\|long\|quad\|4byte\|8byte\)' "$work/$name.ref.s" || true)
+	echo "layout: $name: $n sizes and offsets identical under every option"
+}
+
+check cortex-m3 arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -ffreestanding
+check host "${CC:-cc}"
+check armhf arm-linux-gnueabihf-gcc
+check s390x s390x-linux-gnu-gcc
+exit "$status"
