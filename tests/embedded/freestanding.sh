@@ -4,6 +4,7 @@
 # writable data (.data, .bss, thread-locals).
 #
 #   tests/embedded/freestanding.sh [--cc arm|host] [--opt -Os] [--no-assert] [--out DIR]
+#                                  [-DOPTION...]
 #
 # --cc arm (default): arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb; --cc host: the host's cc.
 # Sources are compiled -ffreestanding -nostdinc against the compiler's own headers plus a
@@ -24,8 +25,10 @@ while [ $# -gt 0 ]; do
 	--cc) cc_kind=$2; shift 2 ;;
 	--opt) opt=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	--no-assert) cfg_defs="-DELV_FW_NO_ASSERT"; shift ;;
-	*) echo "usage: $0 [--cc arm|host] [--opt -Os] [--no-assert] [--out DIR]" >&2; exit 2 ;;
+	--no-assert) cfg_defs="$cfg_defs -DELV_FW_NO_ASSERT"; shift ;;
+	-D*) cfg_defs="$cfg_defs $1"; shift ;;
+	*) echo "usage: $0 [--cc arm|host] [--opt -Os] [--no-assert] [--out DIR] [-DOPTION...]" >&2
+		exit 2 ;;
 	esac
 done
 
@@ -77,7 +80,7 @@ ${tool}nm -u "$out"/*.o | awk 'NF >= 2 && $1 == "U" { print $2 }' | sort -u >"$o
 comm -23 "$out/undefined.txt" "$out/defined.txt" >"$out/external.txt"
 
 status=0
-echo "freestanding ($cc_kind $opt): external symbols: $(tr '\n' ' ' <"$out/external.txt")"
+echo "freestanding ($cc_kind $opt$cfg_defs): external symbols: $(tr '\n' ' ' <"$out/external.txt")"
 for sym in $(cat "$out/external.txt"); do
 	case " $allowed " in *" $sym "*) continue ;; esac
 	status=1
@@ -105,6 +108,6 @@ ${tool}size -A "$out"/*.o | awk '
 	END { exit bad }' || status=1
 
 if [ "$status" -eq 0 ]; then
-	echo "freestanding ($cc_kind $opt): ok, only {$allowed} needed, no writable data"
+	echo "freestanding ($cc_kind $opt$cfg_defs): ok, only {$allowed} needed, no writable data"
 fi
 exit "$status"
