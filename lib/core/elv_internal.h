@@ -19,9 +19,21 @@
 #endif
 #endif
 
-/* Back-merge hash keyed by end sector; singly linked chains through rq->hnext. */
+/*
+ * Back-merge hash keyed by end sector; singly linked chains through rq->hnext. Beside it, a
+ * counting filter of the start sectors of the same requests (ELV_HASH_STARTS per bucket): a
+ * zero counter proves that no hashed request starts in that 4 KiB granule, so a front-merge
+ * lookup there would find nothing and is skipped. Counters stick at 255 (then they only
+ * cost a lookup that finds nothing). @starts is NULL while the policy's own lookup is cheaper
+ * than keeping the filter (noop looks at one request); elv_policy_start() decides, when the
+ * hash is empty.
+ */
+#define ELV_HASH_STARTS 4u
+#define ELV_HASH_STARTS_SHIFT 2u /* log2(ELV_HASH_STARTS) */
 struct elv_hash {
 	struct elv_request **buckets;
+	uint8_t *starts;     /* the filter in use, or NULL */
+	uint8_t *starts_mem; /* its memory: ELV_HASH_STARTS bytes per bucket */
 	uint32_t mask;  /* buckets - 1 */
 	uint32_t shift; /* 32 - log2(buckets): the top bits of the product pick the bucket */
 };
@@ -58,7 +70,9 @@ struct elv_queue {
 };
 
 /* hash.c; the per-request operations are inline because every add and dispatch uses them. */
-void elv_hash_init(struct elv_hash *h, struct elv_request **buckets, uint32_t nr);
+void elv_hash_init(struct elv_hash *h, struct elv_request **buckets, uint8_t *starts,
+		   uint32_t nr);
+void elv_hash_use_starts(struct elv_hash *h, int on);
 uint32_t elv_hash_buckets_for(uint32_t nr_requests);
 int elv_hash_contains(const struct elv_hash *h, const struct elv_request *rq);
 
@@ -70,12 +84,49 @@ static inline struct elv_request **elv_hash_bucket(const struct elv_hash *h, uin
 	return &h->buckets[x >> h->shift];
 }
 
+/* The start-filter counter of the granule of @sector. */
+static inline uint8_t *elv_hash_start(const struct elv_hash *h, uint64_t sector)
+{
+	uint32_t x = (uint32_t)(sector >> 3) * 0x9E3779B1u;
+
+	return &h->starts[x >> (h->shift - ELV_HASH_STARTS_SHIFT)];
+}
+
+static inline void elv_hash_start_inc(struct elv_hash *h, uint64_t sector)
+{
+	uint8_t *c;
+
+	if (!h->starts)
+		return;
+	c = elv_hash_start(h, sector);
+	if (*c != UINT8_MAX)
+		(*c)++;
+}
+
+static inline void elv_hash_start_dec(struct elv_hash *h, uint64_t sector)
+{
+	uint8_t *c;
+
+	if (!h->starts)
+		return;
+	c = elv_hash_start(h, sector);
+	if (*c != UINT8_MAX)
+		(*c)--;
+}
+
+/* 0 when no hashed request starts at @sector (a front merge there cannot happen). */
+static inline int elv_hash_may_start(const struct elv_hash *h, uint64_t sector)
+{
+	return !h->starts || *elv_hash_start(h, sector) != 0;
+}
+
 static inline void elv_hash_add(struct elv_hash *h, struct elv_request *rq)
 {
 	struct elv_request **b = elv_hash_bucket(h, elv_rq_end(rq));
 
 	rq->hnext = *b;
 	*b = rq;
+	elv_hash_start_inc(h, rq->sector);
 }
 
 static inline void elv_hash_del(struct elv_hash *h, struct elv_request *rq)
@@ -84,8 +135,10 @@ static inline void elv_hash_del(struct elv_hash *h, struct elv_request *rq)
 
 	while (*p && *p != rq)
 		p = &(*p)->hnext;
-	if (*p)
+	if (*p) {
 		*p = rq->hnext;
+		elv_hash_start_dec(h, rq->sector);
+	}
 }
 
 static inline struct elv_request *elv_hash_find(const struct elv_hash *h, uint64_t end)
@@ -118,16 +171,25 @@ int elv_merge_front_into(struct elv_queue *q, struct elv_request *c, struct elv_
 static inline struct elv_request *elv_policy_find_next(struct elv_queue *q,
 						       const struct elv_request *rq)
 {
+	/* Only a hashed (mergeable, queued) request could be joined: none starts there. */
+	if (!elv_hash_may_start(&q->hash, elv_rq_end(rq)))
+		return NULL;
 	if (q->find_next)
 		return q->find_next(q, rq);
 	return q->find_start ? q->find_start(q, elv_rq_end(rq), rq->op) : NULL;
 }
 
+#if defined(__GNUC__)
+#define ELV_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ELV_ALWAYS_INLINE inline
+#endif
+
 /*
  * Try to merge new request @rq into a queued one: 1 when it was absorbed. Inline because the
  * common case, a miss, is two lookups and should cost no calls.
  */
-static inline int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+static ELV_ALWAYS_INLINE int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct elv_request *c;
 

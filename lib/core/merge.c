@@ -102,8 +102,10 @@ static void elv_front_merge(struct elv_queue *q, struct elv_request *next, struc
 
 	if (q->cfg.merge)
 		q->cfg.merge(q->cfg.ctx, next, rq, ELV_MERGE_FRONT);
+	elv_hash_start_dec(&q->hash, next->sector);
 	next->sector = rq->sector;
 	next->nr_sectors += rq->nr_sectors; /* end unchanged: hash entry stays valid */
+	elv_hash_start_inc(&q->hash, next->sector);
 	if (q->policy->merged)
 		q->policy->merged(q, next, ELV_MERGE_FRONT, NULL);
 	elv_count_merge(q, next, rq, ELV_MERGE_FRONT, now);

@@ -2,7 +2,8 @@
  * The queue: request lifecycle, validation, barriers, requeues, streams, stats and tracing.
  * Policies only order requests; everything that must hold whatever the policy lives here.
  *
- * Memory layout inside the host's buffer: [struct elv_queue][hash buckets][policy state].
+ * Memory layout inside the host's buffer:
+ * [struct elv_queue][hash buckets][start filter][policy state].
  */
 #include <string.h>
 
@@ -41,7 +42,8 @@ static size_t elv_header_size(const struct elv_config *cfg)
 	uint32_t nr = cfg && cfg->nr_requests ? cfg->nr_requests : ELV_DEFAULT_NR_REQUESTS;
 
 	return ELV_ALIGN8(sizeof(struct elv_queue)) +
-	       ELV_ALIGN8((size_t)elv_hash_buckets_for(nr) * sizeof(struct elv_request *));
+	       ELV_ALIGN8((size_t)elv_hash_buckets_for(nr) * sizeof(struct elv_request *)) +
+	       ELV_ALIGN8((size_t)elv_hash_buckets_for(nr) * ELV_HASH_STARTS);
 }
 
 static int elv_policy_ok(const struct elv_policy *p)
@@ -81,6 +83,8 @@ static void elv_policy_start(struct elv_queue *q, const struct elv_policy *p)
 	q->complete = p->complete;
 	q->find_next = p->struct_size > offsetof(struct elv_policy, find_next) ? p->find_next : NULL;
 	q->find_start = p->find_start;
+	/* noop's front-merge lookup looks at one request: the filter would cost more. */
+	elv_hash_use_starts(&q->hash, p != &elv_policy_noop);
 	memset(q->data, 0, p->data_size);
 	elv_tunables_reset(q->data, p->tunables, p->nr_tunables);
 	if (p->init)
@@ -91,6 +95,7 @@ int elv_queue_init(struct elv_queue **out, void *mem, size_t len, const struct e
 		   const struct elv_config *cfg)
 {
 	struct elv_queue *q;
+	char *buckets;
 	size_t hdr;
 	uint32_t nr;
 
@@ -109,9 +114,9 @@ int elv_queue_init(struct elv_queue **out, void *mem, size_t len, const struct e
 	if (!q->cfg.nr_requests)
 		q->cfg.nr_requests = ELV_DEFAULT_NR_REQUESTS;
 	nr = elv_hash_buckets_for(q->cfg.nr_requests);
-	elv_hash_init(&q->hash,
-		      (struct elv_request **)(void *)((char *)mem +
-						      ELV_ALIGN8(sizeof(struct elv_queue))),
+	buckets = (char *)mem + ELV_ALIGN8(sizeof(struct elv_queue));
+	elv_hash_init(&q->hash, (struct elv_request **)(void *)buckets,
+		      (uint8_t *)buckets + ELV_ALIGN8((size_t)nr * sizeof(struct elv_request *)),
 		      nr);
 	q->mem_len = len;
 	q->data = (char *)mem + hdr;
