@@ -149,40 +149,45 @@ static void ec_signature(const char *err, char *out, size_t len)
 	out[j] = 0;
 }
 
-/* Drop calls while the same kind of violation still shows. Returns the new length. */
+/*
+ * Drop calls while the same kind of violation still shows: chunks of halving size, down to
+ * single calls, repeated while a round removes anything. Returns the new length.
+ */
 static size_t ec_shrink(struct em *m, const struct em_config *c, struct em_call *calls,
 			size_t n, const struct ec_opts *o)
 {
 	char want[64], got[64];
-	size_t chunk, start, k, tries = 0;
+	size_t chunk, start, k, tries = 0, before;
 	double t0 = ec_clock();
 	long f;
 
 	ec_signature(m->err, want, sizeof(want));
-	for (chunk = n / 2; chunk >= 1; chunk /= 2) {
-		start = 0;
-		while (start < n) {
-			size_t end = start + chunk < n ? start + chunk : n;
+	do {
+		before = n;
+		for (chunk = n / 2 ? n / 2 : 1; chunk >= 1; chunk /= 2) {
+			start = 0;
+			while (start < n) {
+				size_t end = start + chunk < n ? start + chunk : n;
 
-			if (tries++ >= o->shrink_budget || ec_clock() - t0 > o->shrink_secs)
-				return n;
-			k = 0;
-			memcpy(ec_work, calls, start * sizeof(*calls));
-			k = start;
-			memcpy(ec_work + k, calls + end, (n - end) * sizeof(*calls));
-			k += n - end;
-			f = ec_run(m, c, ec_work, k);
-			ec_signature(m->err, got, sizeof(got));
-			if (f >= 0 && strcmp(want, got) == 0) {
-				n = (size_t)f < k ? (size_t)f + 1u : k;
-				memcpy(calls, ec_work, n * sizeof(*calls));
-			} else {
-				start = end;
+				if (tries++ >= o->shrink_budget || ec_clock() - t0 > o->shrink_secs)
+					return n;
+				memcpy(ec_work, calls, start * sizeof(*calls));
+				k = start;
+				memcpy(ec_work + k, calls + end, (n - end) * sizeof(*calls));
+				k += n - end;
+				f = ec_run(m, c, ec_work, k);
+				ec_signature(m->err, got, sizeof(got));
+				if (f >= 0 && strcmp(want, got) == 0) {
+					n = (size_t)f < k ? (size_t)f + 1u : k;
+					memcpy(calls, ec_work, n * sizeof(*calls));
+				} else {
+					start = end;
+				}
 			}
+			if (chunk == 1)
+				break;
 		}
-		if (chunk == 1)
-			break;
-	}
+	} while (n < before && n > 1);
 	return n;
 }
 
