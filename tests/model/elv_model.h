@@ -93,7 +93,7 @@ struct em_config {
 	uint8_t veto;      /* host allow_merge vetoes some merges */
 	uint8_t tight;     /* queue memory sized for the start policy only */
 	uint8_t prio_mix;  /* requests and streams use every class (else NONE/BE only) */
-	uint8_t with_cb;   /* host merge callback set (0: none; merges still reported by return) */
+	uint8_t flash;     /* device traits: non-rotational (bit 0), zoned (bit 1) */
 	uint8_t pad;
 	uint32_t max_sectors;
 	uint32_t nr_requests;
@@ -1314,7 +1314,8 @@ static int em_start(struct em *m, const struct em_config *c)
 	m->c = *c;
 	m->c.policy = (uint8_t)(c->policy % m->npols);
 	memset(&m->cfg, 0, sizeof(m->cfg));
-	m->cfg.dev.rotational = 1;
+	m->cfg.dev.rotational = (m->c.flash & 1u) ? 0 : 1;
+	m->cfg.dev.zoned = (m->c.flash & 2u) ? 1 : 0;
 	m->cfg.dev.queue_depth = m->c.depth;
 	m->cfg.dev.max_sectors = m->c.max_sectors;
 	m->cfg.nr_requests = m->c.nr_requests;
@@ -1528,6 +1529,8 @@ static void em_gen_config(struct em *m, struct em_src *s, struct em_config *c)
 	c->max_sectors = r % 4u == 1 ? 64u + em_u8(s) : r % 4u == 2 ? 1024u : 0u;
 	r = em_u8(s);
 	c->nr_requests = r % 4u == 1 ? 1u : r % 4u == 2 ? 64u + em_u8(s) : r % 16u == 3 ? 4096u : 0u;
+	r = em_u8(s);
+	c->flash = (uint8_t)(r % 4u == 0 ? 1u : r % 8u == 1 ? 3u : 0u);
 }
 
 /* A slot in state @st, starting the search at a random place; -1 if none. */
@@ -1760,9 +1763,10 @@ static void em_gen(struct em *m, struct em_src *s, uint64_t n, struct em_call *c
 
 EM_MAYBE_UNUSED static void em_print_config(FILE *f, const struct em *m, const struct em_config *c)
 {
-	fprintf(f, "config %u %u %u %u %u %u %u %u   # start policy %s, depth %u\n", c->policy,
-		c->depth, c->no_merges, c->veto, c->tight, c->prio_mix, c->max_sectors,
-		c->nr_requests, m->pols[c->policy % m->npols].p->name, c->depth);
+	fprintf(f, "config %u %u %u %u %u %u %u %u %u   # start policy %s, depth %u\n",
+		c->policy, c->depth, c->no_merges, c->veto, c->tight, c->prio_mix, c->max_sectors,
+		c->nr_requests, c->flash, elv_policy_name(m->pols[c->policy % m->npols].p),
+		c->depth);
 }
 
 EM_MAYBE_UNUSED static void em_print_call(FILE *f, const struct em_call *c)
@@ -1804,10 +1808,11 @@ EM_MAYBE_UNUSED static int em_parse_call(const char *line, struct em_call *c)
 
 EM_MAYBE_UNUSED static int em_parse_config(const char *line, struct em_config *c)
 {
-	unsigned v[8];
+	unsigned v[9] = { 0 };
 
-	if (sscanf(line, "config %u %u %u %u %u %u %u %u", &v[0], &v[1], &v[2], &v[3], &v[4],
-		   &v[5], &v[6], &v[7]) != 8)
+	/* The ninth field (device traits) is optional: older reproducers have eight. */
+	if (sscanf(line, "config %u %u %u %u %u %u %u %u %u", &v[0], &v[1], &v[2], &v[3], &v[4],
+		   &v[5], &v[6], &v[7], &v[8]) < 8)
 		return 0;
 	memset(c, 0, sizeof(*c));
 	c->policy = (uint8_t)v[0];
@@ -1818,6 +1823,7 @@ EM_MAYBE_UNUSED static int em_parse_config(const char *line, struct em_config *c
 	c->prio_mix = (uint8_t)(v[5] != 0);
 	c->max_sectors = v[6];
 	c->nr_requests = v[7];
+	c->flash = (uint8_t)(v[8] & 3u);
 	return 1;
 }
 
