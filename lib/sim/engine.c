@@ -276,6 +276,8 @@ static void account(struct eng *e, struct srq *r)
 	}
 }
 
+static void kick(struct eng *e);
+
 static void complete(struct eng *e, struct elv_sim_io *io)
 {
 	struct srq *r = io->ctx, *x, *next;
@@ -289,6 +291,9 @@ static void complete(struct eng *e, struct elv_sim_io *io)
 		next = x->chain;
 		account(e, x);
 	}
+	/* The driver starts the next command from its completion handler, before any process
+	 * the completion woke can run and submit more: dispatch first, then wake. */
+	kick(e);
 	/* Wake the streams involved, in stream order, after all accounting. */
 	for (i = 0; i < e->ns; i++) {
 		struct elv__stream *s = &e->s[i];

@@ -108,6 +108,42 @@ static void test_replay(void **state)
 	elv_sim_result_free(&r);
 }
 
+static void test_completion_dispatches_first(void **state)
+{
+	struct elv_sim_result r;
+	struct elv_sim_stream_spec *st, *rd;
+
+	(void)state;
+	/* A streamer keeping two 128 KiB reads in flight high on the toy flash (530 us each)
+	 * and a dependent 4 KiB reader low on it, under deadline. The driver starts the next
+	 * command from the completion, before the streamer can queue its next read, so the
+	 * sweep finds nothing above it and the batch restarts at the oldest read: the reader
+	 * waits for at most one streamer read in service and one queued, never for its
+	 * 500 ms deadline. */
+	base("null", "deadline");
+	toy_flash();
+	cfg.nr_streams = 2;
+	st = &cfg.streams[0];
+	st->kind = ELV_SIM_STREAMER;
+	st->region_start = 1 << 19;
+	st->region_len = 1 << 18;
+	st->rq_sectors = 256;
+	st->depth = 2;
+	st->background = 1;
+	rd = &cfg.streams[1];
+	rd->kind = ELV_SIM_SYNC_READER;
+	rd->pattern = ELV_SIM_RANDOM;
+	rd->region_len = 1 << 18;
+	rd->count = 50;
+	rd->think_ms = 0.1;
+	assert_int_equal(elv_sim_run(&cfg, &r), 0);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.streams[1].read_lat.n, 50);
+	assert_true(r.streams[1].read_lat.max <= 2 * 0.530 + 0.065 + 1e-9);
+	assert_true(r.streams[0].bytes > 0);
+	elv_sim_result_free(&r);
+}
+
 static void test_merges_reach_every_issuer(void **state)
 {
 	struct elv_sim_result r;
@@ -291,6 +327,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_think_time),
 		cmocka_unit_test(test_replay),
+		cmocka_unit_test(test_completion_dispatches_first),
 		cmocka_unit_test(test_merges_reach_every_issuer),
 		cmocka_unit_test(test_busy_requeue),
 		cmocka_unit_test(test_time_limit),
