@@ -294,7 +294,7 @@ static int pm_meta_flush(struct postmark *pm)
 			pm->meta_count--;
 		}
 		if (ring_push(&pm->ring, pm->meta_lo + i, (uint32_t)(j - i), ELV_OP_WRITE,
-			      ELV_RQ_META))
+			      0))
 			return ELV_ENOMEM;
 		i = j;
 	}
