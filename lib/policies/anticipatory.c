@@ -120,7 +120,7 @@ static const char *const as_stat_names[AS_NR_STATS] = {
 
 static struct as_data *as_of(const struct elv_queue *q)
 {
-	return elv_queue_data(q);
+	return elv__data(q);
 }
 
 static struct as_stream *as_st(struct elv_stream *s)
@@ -152,7 +152,7 @@ static uint64_t as_decay(uint64_t old, uint64_t sample)
 /* Requests the device holds or will get back first: the old batch is drained when 0. */
 static uint32_t as_busy(const struct elv_queue *q)
 {
-	return elv_queue_nr_in_flight(q) + q->nr_requeued;
+	return q->nr_in_flight + q->nr_requeued;
 }
 
 /*
@@ -532,7 +532,7 @@ static void as_link(struct as_data *ad, struct elv_request *rq)
 	int dir = elv_rq_dir(rq);
 
 	elv_sort_add(&ad->sort[dir], rq);
-	elv_fifo_insert_sorted(&ad->fifo[dir], rq);
+	elv_fifo_insert_ordered(&ad->fifo[dir], rq);
 	ad->nr_queued[dir]++;
 	if (rq->stream)
 		as_st(rq->stream)->nr_queued++;

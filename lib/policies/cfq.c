@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "elevator/policy.h"
+#include "../core/elv_internal.h" /* queue internals on the hot path */
 
 #define CFQ_MS 1000000LL
 #define CFQ_IDLE_DELAY (200 * CFQ_MS) /* IDLE-class queues queue up this far behind */
@@ -173,7 +173,7 @@ struct cfq_data {
 
 static struct cfq_data *cfq_data(const struct elv_queue *q)
 {
-	return elv_queue_data(q);
+	return elv__data(q);
 }
 
 static struct cfq_stream *cfq_stream(struct elv_stream *s)
@@ -282,7 +282,7 @@ static uint8_t cfq_prio_cls(uint8_t norm)
 
 static int cfq_idle_allowed(const struct elv_queue *q, const struct cfq_data *cd)
 {
-	const struct elv_device_traits *dev = &elv_queue_config(q)->dev;
+	const struct elv_device_traits *dev = &q->cfg.dev;
 
 	if (cd->idle_mode == CFQ_IDLE_ALWAYS)
 		return 1;
@@ -293,7 +293,7 @@ static int cfq_idle_allowed(const struct elv_queue *q, const struct cfq_data *cd
 
 static int cfq_nonrot(const struct elv_queue *q)
 {
-	return !elv_queue_config(q)->dev.rotational;
+	return !q->cfg.dev.rotational;
 }
 
 /* ---- slices ------------------------------------------------------------------------- */
@@ -1221,7 +1221,7 @@ static void cfq_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	cfq_tick(q, cd, now);
 	cfq_async_hold(rq);
 	cq = cfq_rq_queue(cd, rq);
-	elv_fifo_insert_sorted(&cq->fifo, rq);
+	elv_fifo_insert_ordered(&cq->fifo, rq);
 	elv_sort_add(&cq->sort_list, rq);
 	cq->queued++;
 	cd->rq_queued++;

@@ -594,7 +594,8 @@ int main(int argc, char **argv)
 		res[k].ns_min = ns[0];
 		res[k].ns_max = ns[runs - 1];
 		res[k].allocs = allocs;
-		res[k].instr_per_req = instr ? count_instr(argv[0], &cases[k], ops / 4) : -1;
+		res[k].instr_per_req =
+			instr ? count_instr(argv[0], &cases[k], ops / 4 < 10000 ? ops / 4 : 10000) : -1;
 		printf("%-20s %6u %7u %-10s %9.1f ", cases[k].impl, cases[k].depth,
 		       cases[k].streams, cases[k].pattern, res[k].ns_per_req);
 		if (res[k].instr_per_req < 0)
