@@ -17,13 +17,16 @@ if [ -n "$found" ] && [ -f "$found/cmocka.c" ]; then
 fi
 
 suite=${ELV_DEBIAN_SUITE:-$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")}
-mirror=${ELV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The machine's own Debian mirror when it names one (deb822 sources), else the default.
+mirror=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\).*/\1/p' /etc/apt/sources.list.d/*.sources \
+	2>/dev/null | grep -v -e security -e '^$' | grep '/debian/*$' | head -n 1 || true)
+mirror=${ELV_DEBIAN_MIRROR:-${mirror:-http://deb.debian.org/debian}}
 apt_dir=$dir/apt
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/parts"
 echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main" \
 	>"$apt_dir/sources.list"
 set -- -o "Dir::Etc::SourceList=$apt_dir/sources.list" -o "Dir::Etc::SourceParts=$apt_dir/parts" \
-	-o "Dir::State::Lists=$apt_dir/lists"
+	-o "Dir::State::Lists=$apt_dir/lists" -o APT::Sandbox::User=root
 apt-get -qq "$@" update >&2
 (cd "$dir" && apt-get -qq "$@" source --download-only cmocka >&2)
 
