@@ -203,7 +203,8 @@ static inline struct elv_request *elv_policy_find_next(struct elv_queue *q,
  * Try to merge new request @rq into a queued one: 1 when it was absorbed. Inline because the
  * common case, a miss, is two lookups and should cost no calls.
  */
-static ELV_ALWAYS_INLINE int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+static ELV_ALWAYS_INLINE int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq,
+						  uint64_t now)
 {
 	struct elv_request *c;
 
