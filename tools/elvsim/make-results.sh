@@ -21,6 +21,9 @@ for k in 2 3 4 8; do
 	"$elvsim" run postmark-usb --policy all --seed 1 --quiet --dev-set log_blocks=$k \
 		--json "$out/postmark-usb-k$k.json"
 done
+# The same policies with their idling switched off: what the idling itself costs on flash.
+"$elvsim" run postmark-usb --policy anticipatory,cfq --seed 1 --quiet --set antic_expire=0 \
+	--set slice_idle=0 --set group_idle=0 --json "$out/postmark-usb-noidle.json"
 "$elvsim" recommend --seed 1 --quiet --json "$out/recommend.json" >/dev/null
 python3 "$root/tools/elvsim/results_md.py" "$out" >"$root/docs/results.md"
 echo "wrote docs/results.md"

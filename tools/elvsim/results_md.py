@@ -37,15 +37,16 @@ P = by_policy(d)
 w(f"## seek-sort ({d['device']})")
 w("")
 w("15 processes, each a dependent random 512-byte reader over 960,000 sectors, the drive")
-w("serving one command at a time, so the policy holds the other 14 or so.")
+w("serving one command at a time. The driver starts the next command from the completion,")
+w("before the reader whose read finished can queue its next one, so the policy holds about 14.")
 w("")
-w("| policy | time (s) | mean seek (sectors) | mean seek (ms) | held Q | N/(Q+1) | seek / (N/(Q+1)) | read p50 (ms) | read p99 (ms) |")
-w("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+w("| policy | time (s) | mean seek (sectors) | mean seek (ms) | held Q | N/(Q+1) | seek / (N/(Q+1)) | read p50 (ms) | read p99 (ms) | read max (ms) |")
+w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for p, r in P.items():
     e = r["expected_sorted_seek_sectors"]
     w(f"| {p} | {f(r['makespan_s'],2)} | {f(r['mean_seek_sectors'],0)} | {f(r['mean_seek_ms'],2)} | "
       f"{f(r['mean_queued'],2)} | {f(e,0)} | {r['mean_seek_sectors']/e:.2f} | "
-      f"{f(r['read_lat_ms']['p50'])} | {f(r['read_lat_ms']['p99'])} |")
+      f"{f(r['read_lat_ms']['p50'])} | {f(r['read_lat_ms']['p99'])} | {f(r['read_lat_ms']['max'])} |")
 w("")
 w("Published (linux-scsi, March 1997): FIFO 320,000 sectors, elevator-sorted 67,000 sectors.")
 fifo = P["noop"]["mean_seek_sectors"]
@@ -128,9 +129,10 @@ w(f"## stream-vs-small-files ({d['device']})")
 w("")
 w("`cat` of a 512 MB file in a loop (128 KiB readahead, the next window in flight) while")
 w("13,000 small files of a source tree are read: directory block, inode block, data, 0.2 ms")
-w("of CPU between reads.")
+w("of CPU between reads. The streamer's throughput is the data it read between the start and")
+w("the tree reader's last read, divided by that time.")
 w("")
-w("| policy | tree time (s) | streamer MB/s | idle (s) | anticipation or idle waits / hits / timeouts |")
+w("| policy | tree time (s) | streamer MB/s while the tree is read | idle (s) | anticipation or idle waits / hits / timeouts |")
 w("|---|---:|---:|---:|---|")
 for p, r in P.items():
     ps = r["policy_stats"]
@@ -168,13 +170,14 @@ w("transactions) on VFAT over a 1 GB stick with two open log blocks; reads are d
 w("writes are buffered and written back by a separate thread, FAT and directory sectors are")
 w("written back every 5 s.")
 w("")
-w("| policy | total time (s) | vs noop | idle injected (s) | device busy (s) | full / partial / switch merges | read p99 (ms) |")
-w("|---|---:|---:|---:|---:|---|---:|")
+w("| policy | total time (s) | vs noop | lost to noop (s) | idle injected (s) | device busy (s) | busy beyond noop's (s) | full / partial / switch merges | read p99 (ms) |")
+w("|---|---:|---:|---:|---:|---:|---:|---|---:|")
 nt = P["noop"]["makespan_s"]
+nb = P["noop"]["busy_s"]
 for p, r in P.items():
     fl = r["flash"]
-    w(f"| {p} | {f(r['makespan_s'],2)} | {r['makespan_s']/nt-1:+.1%} | {f(r['idle_s'],2)} | {f(r['busy_s'],2)} | "
-      f"{fl['full_merges']} / {fl['partial_merges']} / {fl['switch_merges']} | {f(r['read_lat_ms']['p99'])} |")
+    w(f"| {p} | {f(r['makespan_s'],2)} | {r['makespan_s']/nt-1:+.1%} | {f(r['makespan_s']-nt,2)} | {f(r['idle_s'],2)} | {f(r['busy_s'],2)} | "
+      f"{f(r['busy_s']-nb,2)} | {fl['full_merges']} / {fl['partial_merges']} / {fl['switch_merges']} | {f(r['read_lat_ms']['p99'])} |")
 w("")
 w("Published (HAL list, July 2007): noop was by far the fastest (the other figures and their")
 w("order are held back).")
@@ -186,6 +189,25 @@ for p in ("anticipatory", "cfq"):
         loss = r["makespan_s"] - nt
         checks.append((f"postmark-usb: {p} idle time reported, share of its loss to noop",
                        f"idle {f(r['idle_s'],2)} s of {f(loss,2)} s lost", loss > 0 and r["idle_s"] >= 0.8 * loss))
+w("")
+w("The loss to noop has two parts: the time the device sat idle while the policy waited")
+w("(idle injected), and extra device work (busy beyond noop's), which on this stick is erase-")
+w("block merges caused by writing the buffered data in another order. Deadline, which never")
+w("idles, shows the second part alone. The same runs with the idling switched off")
+w("(`--set antic_expire=0 --set slice_idle=0 --set group_idle=0`) separate the two:")
+w("")
+Q = by_policy(load("postmark-usb-noidle"))
+w("| policy | time, idling (s) | time, idling off (s) | cost of idling (s) | idle injected (s) | full merges, idling / off |")
+w("|---|---:|---:|---:|---:|---|")
+for p in ("anticipatory", "cfq"):
+    if p in P and p in Q:
+        r, o = P[p], Q[p]
+        cost = r["makespan_s"] - o["makespan_s"]
+        w(f"| {p} | {f(r['makespan_s'],2)} | {f(o['makespan_s'],2)} | {f(cost,2)} | {f(r['idle_s'],2)} | "
+          f"{r['flash']['full_merges']} / {o['flash']['full_merges']} |")
+        checks.append((f"postmark-usb: {p} idle injected covers the cost of its idling (idling on - off)",
+                       f"idle {f(r['idle_s'],2)} s, idling costs {f(cost,2)} s",
+                       cost > 0 and r["idle_s"] >= 0.8 * cost))
 w("")
 
 w("With more open log blocks (`--dev-set log_blocks=K`), total time in seconds and full merges:")
@@ -218,7 +240,7 @@ for dv in d["devices"]:
           f"{s['recommended_value']:.4g} | {s['best']} | {s['best_value']:.4g} | {s['gap']:+.1%} |")
         if s["scenario"] == "postmark-usb":
             checks.append((f"recommend: {dv['recommended']} on {dv['device']} within 5% of the fastest on postmark-usb",
-                           f"gap {s['gap']:+.1%}", s["gap"] <= 0.05))
+                           f"gap {s['gap']:+.2%}", s["gap"] <= 0.05))
 w("")
 
 # ---- summary ------------------------------------------------------------------------------
@@ -229,30 +251,65 @@ w("|---|---|---|")
 for name, val, ok in checks:
     w(f"| {name} | {val} | {'yes' if ok else 'no'} |")
 w("")
+# ---- the issue's "Done when" items ---------------------------------------------------------
+groups = {}
+for name, val, ok in checks:
+    g = name.split(":")[0]
+    g = "postmark-usb" if g == "recommend" else g
+    groups.setdefault(g, []).append(ok)
+# The literal items; supplementary checks (the cost of idling) do not decide them.
+def item(g, names):
+    oks = [ok for name, val, ok in checks if any(name.startswith(n) for n in names)]
+    return "met" if oks and all(oks) else "not met"
+
+w("## The acceptance items")
+w("")
+w("| item | status | reason |")
+w("|---|---|---|")
+w(f"| seek-sort: FIFO within 2% of 320,000; sorting policies within 10% of N/(Q+1); seek time beside distance | "
+  f"{item('seek-sort', ['seek-sort'])} | FIFO and anticipatory meet it; deadline and cfq do not, for policy reasons (below) |")
+w(f"| tcq-depth: iops rise concavely from about 70 at QD 1; drive SPTF gains clearly more than SSTF | "
+  f"{item('tcq-depth', ['tcq-depth'])} | |")
+w(f"| write-bomb: read p99 an order of magnitude below noop's, write throughput within 15% | "
+  f"{item('write-bomb', ['write-bomb'])} | write throughput holds; the read p99 ratio is bounded by the policies' own write batches and the drive's write-back buffer (below) |")
+w(f"| stream-vs-small-files: anticipatory reads the tree many times faster than deadline, streamer no worse | "
+  f"{item('svs', ['stream-vs-small-files'])} | |")
+w(f"| postmark-usb: noop fastest; idle time reported and accounting for the loss; recommendation within 5% | "
+  f"{item('pm', ['postmark-usb: noop', 'postmark-usb: anticipatory idle time', 'postmark-usb: cfq idle time', 'recommend'])} | "
+  "noop is fastest and the recommendation holds; the idle time is reported but is only part of the loss, the rest is erase-block merges from reordered writes (below) |")
+w("")
 w("## Why some checks are not met")
 w("")
 w("The models are built from the parameter sheets and the workload descriptions and were not")
-w("tuned towards these checks; where a check fails, this is the mechanism the runs show.")
+w("tuned towards these checks; where a check fails, this is the mechanism the runs show. Each")
+w("mechanism is a property of the policy as specified, shown by a small program against the")
+w("public API as well as by the runs.")
 w("")
-w("* seek-sort, deadline: a pure one-way elevator over the same closed loop gives N/(Q+1)")
-w("  (a stand-alone C-LOOK of 15 pending requests averages 59,900 sectors against 60,000).")
+w("* seek-sort, deadline: a pure one-way elevator over the same closed loop gives N/(Q+1).")
 w("  Deadline is not a pure C-LOOK: when its sweep runs off the top it restarts at the oldest")
-w("  request instead of the lowest sector, and it caches the next request at dispatch time, so")
-w("  a request arriving between the head and that cached one waits for the next sweep. Both")
-w("  lengthen the average seek.")
+w("  request instead of the lowest sector (reads queued in the order 500, 300, 900, 100, 700")
+w("  thousand go out as 500, 700, 900, 300, 100), and it picks the next request of the sweep")
+w("  when it dispatches, so a read arriving between the head and that one waits for the next")
+w("  sweep. Both lengthen the average seek. Anticipatory, which sorts with its own elevator and")
+w("  allows short backward seeks, lands on N/(Q+1).")
 w("* seek-sort, cfq: CFQ keeps one queue per process and serves them in turn; with one request")
-w("  per process nothing is sorted across processes, so it seeks like FIFO.")
-w("* write-bomb: noop's read latency is the time to drain the 128 queued 128 KiB writes (about")
-w("  16 MiB, 0.45 s). Deadline bounds it by one write batch (16 writes) plus the drive's")
-w("  write-back buffer, which the drive empties before a read (about 1 MB, 25-30 ms);")
-w("  anticipatory by its time-based write batch (125 ms). That is 4-10 times less, not 10 times")
-w("  for all three. The ratio is roughly nr_requests / fifo_batch for deadline.")
-w("* stream-vs-small-files, streamer: under deadline the tree reader's next read always lands")
-w("  behind the sweep, so it waits for its 500 ms deadline and the streamer has the disk almost")
-w("  to itself; anticipation shares the disk and gives the tree most of it. The streamer does")
-w("  better under anticipatory than under noop.")
-w("* postmark-usb, loss shares: anticipatory's loss to noop is mostly its injected idle time;")
-w("  cfq's is mostly extra full merges, because its async slices hand the log-block FTL the")
-w("  buffered writes in sector order, touching more erase blocks than noop's issue order.")
+w("  per process nothing is sorted across processes, so it seeks like FIFO. Its read maximum")
+w("  shows a second property: a reader whose read completes queues its next one while the")
+w("  active queue (another reader) is empty and not idling, which preempts it and goes to the")
+w("  front; two readers take turns this way while the others wait until they finish.")
+wb = by_policy(load("write-bomb"))
+nq = wb["noop"]["mean_queued"]
+w(f"* write-bomb: noop's read waits behind the full write queue (on average {f(nq,0)} requests of")
+w("  128 KiB, the 128-request limit of a 2.5 kernel, about 0.45 s). Deadline lets a read wait for")
+w("  the rest of a write batch, up to fifo_batch = 16 writes (2 MiB, about 55 ms), so its ratio")
+w("  to noop cannot exceed 128 / 16 = 8; anticipatory's write batches last write_batch_expire =")
+w("  125 ms, so its ratio stays near 4. CFQ dispatches the read at once, but the drive writes back")
+w("  its 1 MB write-back buffer before serving a read miss (device-models.md, write-back level")
+w("  2), about 30 ms plus the seek back; that leaves cfq just short of 10.")
+w("* postmark-usb: the idle time is reported for both policies. Anticipatory's idle time covers")
+w("  what its idling costs (the table above); the rest of its loss to noop is the merge work")
+w("  deadline shows too, from writing the buffered data in sector order rather than issue order.")
+w("  CFQ's idle time is about half of what its idling costs: its time slices also reorder the")
+w("  writes, which costs further full merges on the two log blocks.")
 w("")
 print("\n".join(lines))
