@@ -45,7 +45,7 @@ enum { EM_LVL_RT = 0, EM_LVL_BE = 1, EM_LVL_IDLE = 2, EM_LVL_UNKNOWN = 0xff };
 
 /* The call language. Arguments a call does not use are zero. */
 enum em_kind {
-	EK_ADD,       /* slot, op, flags, prio, stream, sector, nr: set fields (if host-owned), add */
+	EK_ADD,       /* slot, op, flags, prio, stream, sector, nr: set fields (host-owned), add */
 	EK_DISPATCH,  /* aux: bit0 force, bit1 device busy (requeue at once) */
 	EK_COMPLETE,  /* slot */
 	EK_REQUEUE,   /* slot */
@@ -397,8 +397,8 @@ static void em_cb_merge(void *ctx, struct elv_request *rq, struct elv_request *a
 	else
 		ab_ok = em_idx(m, ab) == m->adding || em_release_held(m, ab);
 	if (!into_ok || !ab_ok) {
-		em_fail(m, "merge %d<-%d (kind %d): survivor state %d, absorbed state %d not allowed"
-			   " here", em_idx(m, into), em_idx(m, ab), k, into->st, ab->st);
+		em_fail(m, "merge %d<-%d (kind %d): survivor state %d, absorbed state %d not "
+			   "allowed here", em_idx(m, into), em_idx(m, ab), k, into->st, ab->st);
 		return;
 	}
 	if (k != ELV_MERGE_REQ && em_idx(m, ab) != m->adding)
@@ -464,8 +464,8 @@ static void em_cb_drain(void *arg, struct elv_request *rq)
 	struct em_slot *s = em_slot_of(m, rq);
 
 	if (!s || (s->st != EM_QUEUED && s->st != EM_REQUEUED)) {
-		em_fail(m, "drain returned %p, which is not a queued request (state %d)", (void *)rq,
-			s ? s->st : -1);
+		em_fail(m, "drain returned %p, which is not a queued request (state %d)",
+			(void *)rq, s ? s->st : -1);
 		return;
 	}
 	/*
@@ -554,8 +554,8 @@ static void em_check_slots(struct em *m)
 			if (memcmp(&s->rq, &s->snap, sizeof(s->rq)) != 0)
 				em_fail(m, "request %d changed while the host owned it", i);
 		} else if (s->rq.sector != s->sector || s->rq.nr_sectors != s->nr ||
-			   s->rq.op != s->op || s->rq.flags != s->flags || s->rq.ioprio != s->prio ||
-			   s->rq.stream != s->sp) {
+			   s->rq.op != s->op || s->rq.flags != s->flags ||
+			   s->rq.ioprio != s->prio || s->rq.stream != s->sp) {
 			em_fail(m, "request %d (state %d) has fields %llu+%u op %u flags 0x%x prio "
 				   "0x%x, expected %llu+%llu op %u flags 0x%x prio 0x%x", i, s->st,
 				(unsigned long long)s->rq.sector, s->rq.nr_sectors, s->rq.op,
@@ -754,7 +754,9 @@ static int em_back_merge_due(const struct em *m, const struct em_slot *s)
 		const struct em_slot *x = &m->s[i];
 		uint64_t len = x->nr + s->nr;
 
-		if (x == s || x->st != EM_QUEUED || !em_mergeable(x) || x->sector + x->nr != s->sector)
+		/* FUA requests may or may not merge (the rules have differed between versions). */
+		if (x == s || x->st != EM_QUEUED || !em_mergeable(x) ||
+		    x->sector + x->nr != s->sector || ((x->flags | s->flags) & ELV_RQ_FUA))
 			continue;
 		if (x->op != s->op || em_sync(x) != em_sync(s) || len > UINT32_MAX ||
 		    (m->cfg.dev.max_sectors && len > m->cfg.dev.max_sectors) ||
@@ -844,9 +846,11 @@ static void em_check_barrier_order(struct em *m, const struct em_slot *out)
 		if (x == out || x->st != EM_QUEUED)
 			continue;
 		if (em_barrier(out) && x->lo_seq < out->seq)
-			em_fail(m, "barrier %d dispatched before request %d added ahead of it", o, i);
+			em_fail(m, "barrier %d dispatched before request %d added ahead of it", o,
+				i);
 		if (em_barrier(x) && x->seq < out->hi_seq)
-			em_fail(m, "request %d dispatched before barrier %d added ahead of it", o, i);
+			em_fail(m, "request %d dispatched before barrier %d added ahead of it", o,
+				i);
 	}
 }
 
@@ -878,8 +882,8 @@ static struct em_slot *em_do_dispatch(struct em *m, unsigned flags, int busy)
 			uint64_t ev = elv_next_event(m->q);
 
 			if (ev == ELV_TIME_NEVER || ev <= m->now)
-				em_fail(m, "dispatch idles with %u queued and nothing in flight, but the "
-					   "next event is %llu (now %llu)", queued,
+				em_fail(m, "dispatch idles with %u queued and nothing in flight, "
+					   "but the next event is %llu (now %llu)", queued,
 					(unsigned long long)ev, (unsigned long long)m->now);
 			m->pending_ev = ev;
 		}
@@ -1174,7 +1178,8 @@ static void em_do_bad(struct em *m, unsigned aux)
 		break;
 	case 1:
 		em_ret(m, elv_dispatch(NULL, m->now, 0, &out), ELV_EINVAL, "elv_dispatch(NULL)");
-		em_ret(m, elv_dispatch(m->q, m->now, 0, NULL), ELV_EINVAL, "elv_dispatch(out NULL)");
+		em_ret(m, elv_dispatch(m->q, m->now, 0, NULL), ELV_EINVAL,
+		       "elv_dispatch(out NULL)");
 		em_ret(m, elv_dispatch(m->q, m->now, 2u, &out), ELV_EINVAL, "elv_dispatch(flag 2)");
 		em_ret(m, elv_dispatch(m->q, m->now, 0x80000000u, &out), ELV_EINVAL,
 		       "elv_dispatch(flag 1<<31)");
@@ -1197,10 +1202,12 @@ static void em_do_bad(struct em *m, unsigned aux)
 		       "elv_switch(NULL q)");
 		break;
 	case 5:
-		em_ret(m, elv_tunable_set(NULL, "read_expire", 1), ELV_EINVAL, "elv_tunable_set(NULL)");
+		em_ret(m, elv_tunable_set(NULL, "read_expire", 1), ELV_EINVAL,
+		       "elv_tunable_set(NULL)");
 		em_ret(m, elv_tunable_get(m->q, "read_expire", NULL), ELV_EINVAL,
 		       "elv_tunable_get(NULL value)");
-		em_ret(m, elv_tunable_get(m->q, NULL, &t), ELV_EINVAL, "elv_tunable_get(NULL name)");
+		em_ret(m, elv_tunable_get(m->q, NULL, &t), ELV_EINVAL,
+		       "elv_tunable_get(NULL name)");
 		em_ret(m, elv_tunable_get(NULL, "x", &t), ELV_EINVAL, "elv_tunable_get(NULL q)");
 		break;
 	case 6:
@@ -1221,7 +1228,8 @@ static void em_do_bad(struct em *m, unsigned aux)
 		em_ret(m, elv_stream_exit(m->q, NULL, m->now), ELV_EINVAL, "elv_stream_exit(NULL)");
 		em_ret(m, elv_stream_exit(m->q, &m->ghost, m->now), ELV_EINVAL,
 		       "elv_stream_exit(unregistered)");
-		em_ret(m, elv_stream_set_prio(NULL, sp, 0), ELV_EINVAL, "elv_stream_set_prio(NULL)");
+		em_ret(m, elv_stream_set_prio(NULL, sp, 0), ELV_EINVAL,
+		       "elv_stream_set_prio(NULL)");
 		em_ret(m, elv_stream_set_prio(m->q, &m->ghost, 0), ELV_EINVAL,
 		       "elv_stream_set_prio(unregistered)");
 		break;
@@ -1233,10 +1241,10 @@ static void em_do_bad(struct em *m, unsigned aux)
 		break;
 	case 10:
 		/* Building a queue elsewhere with bad arguments must not touch this one. */
-		em_ret(m, elv_queue_init(NULL, m->mem, m->mem_cap, em_policy(m), &m->cfg), ELV_EINVAL,
-		       "elv_queue_init(NULL out)");
-		em_ret(m, elv_queue_init(&tmpq, NULL, m->mem_cap, em_policy(m), &m->cfg), ELV_EINVAL,
-		       "elv_queue_init(NULL mem)");
+		em_ret(m, elv_queue_init(NULL, m->mem, m->mem_cap, em_policy(m), &m->cfg),
+		       ELV_EINVAL, "elv_queue_init(NULL out)");
+		em_ret(m, elv_queue_init(&tmpq, NULL, m->mem_cap, em_policy(m), &m->cfg),
+		       ELV_EINVAL, "elv_queue_init(NULL mem)");
 		em_ret(m, elv_queue_init(&tmpq, m->mem, m->mem_cap, NULL, &m->cfg), ELV_EINVAL,
 		       "elv_queue_init(NULL policy)");
 		em_ret(m, elv_queue_init(&tmpq, (char *)m->mem + 1, m->mem_cap - 8u, em_policy(m),
@@ -1340,7 +1348,8 @@ static int em_start(struct em *m, const struct em_config *c)
 			em_fail(m, "elv_queue_size(%s) is 0", m->pols[i].p->name);
 	for (i = 0; elv_policy_at(i) != NULL; i++)
 		if (elv_queue_size(elv_policy_at(i), &m->cfg) > any)
-			em_fail(m, "elv_queue_size(NULL) smaller than for %s", elv_policy_at(i)->name);
+			em_fail(m, "elv_queue_size(NULL) smaller than for %s",
+				elv_policy_name(elv_policy_at(i)));
 	m->mem_len = m->c.tight ? em_size_for(m, m->c.policy) : need;
 	if (m->mem_len > m->mem_cap) {
 		em_fail(m, "queue needs %zu bytes, the checker has %zu", m->mem_len, m->mem_cap);
@@ -1527,7 +1536,8 @@ static void em_gen_config(struct em *m, struct em_src *s, struct em_config *c)
 	r = em_u8(s);
 	c->max_sectors = r % 4u == 1 ? 64u + em_u8(s) : r % 4u == 2 ? 1024u : 0u;
 	r = em_u8(s);
-	c->nr_requests = r % 4u == 1 ? 1u : r % 4u == 2 ? 64u + em_u8(s) : r % 16u == 3 ? 4096u : 0u;
+	c->nr_requests = r % 4u == 1 ? 1u : r % 4u == 2 ? 64u + em_u8(s) :
+		         r % 16u == 3 ? 4096u : 0u;
 	r = em_u8(s);
 	c->flash = (uint8_t)(r % 4u == 0 ? 1u : r % 8u == 1 ? 3u : 0u);
 }
@@ -1611,7 +1621,8 @@ static void em_gen_add(struct em *m, struct em_src *s, struct em_call *c, int ba
 	}
 	r = em_u8(s);
 	c->flags = (uint8_t)((r < 80 ? ELV_RQ_SYNC : 0) | (r % 19u == 0 ? ELV_RQ_META : 0) |
-			     (r % 23u == 0 ? ELV_RQ_FUA : 0) | (r % 29u == 0 ? ELV_RQ_READAHEAD : 0));
+			     (r % 23u == 0 ? ELV_RQ_FUA : 0) |
+			     (r % 29u == 0 ? ELV_RQ_READAHEAD : 0));
 	r = em_u8(s);
 	if (r < 5)
 		c->flags |= ELV_RQ_BARRIER;
