@@ -150,6 +150,7 @@ struct em {
 	uint64_t added, merged[4], disp[2], completed, requeued, cancelled, expired_seen;
 	uint64_t t_insert, t_merge, t_disp, t_complete, t_requeue, t_cancel, t_expire;
 	uint64_t t_idle_start, t_idle_stop;
+	const struct elv_request *t_last[16]; /* request of the last event of each type */
 	uint8_t t_idling;
 
 	/* the call in progress */
@@ -430,6 +431,8 @@ static void em_cb_trace(void *ctx, const struct elv_trace_event *ev)
 		em_fail(m, "trace event %u without a valid request", ev->type);
 		return;
 	}
+	if (ev->type < 16u)
+		m->t_last[ev->type] = ev->rq;
 	switch (ev->type) {
 	case ELV_TRACE_INSERT: m->t_insert++; break;
 	case ELV_TRACE_MERGE:
@@ -724,6 +727,14 @@ static int em_add_expect(const struct em *m, const struct em_slot *s)
 	return 0;
 }
 
+/* The last trace event of @type must name @rq (the call just made was traced). */
+static void em_traced(struct em *m, unsigned type, const struct em_slot *s)
+{
+	if (m->t_last[type] != &s->rq)
+		em_fail(m, "trace event %u names %p, not request %d", type,
+			(const void *)m->t_last[type], em_idx(m, s));
+}
+
 /* Run a call that must fail with @want and change nothing. */
 static void em_expect_nochange(struct em *m, const struct elv_stats *before, const char *what)
 {
@@ -822,6 +833,8 @@ static void em_do_add(struct em *m, const struct em_call *c)
 	}
 	if (want == 0 && ret == 1 && due)
 		m->merges_due++;
+	if (want == 0 && (ret == 0 || ret == 1))
+		em_traced(m, ELV_TRACE_INSERT, s);
 	em_post(m);
 }
 
@@ -918,6 +931,7 @@ static struct em_slot *em_do_dispatch(struct em *m, unsigned flags, int busy)
 	s->st = EM_FLIGHT;
 	s->tracked = 0;
 	m->disp[s->op == ELV_OP_READ ? 0 : 1]++;
+	em_traced(m, ELV_TRACE_DISPATCH, s);
 	em_post(m);
 	if (busy && !m->failed)
 		em_do_requeue_slot(m, s);
@@ -934,6 +948,7 @@ static void em_do_complete_slot(struct em *m, struct em_slot *s)
 	em_ret(m, ret, want, "elv_complete");
 	if (want == 0) {
 		m->completed++;
+		em_traced(m, ELV_TRACE_COMPLETE, s);
 		em_to_host(m, s);
 	} else {
 		em_expect_nochange(m, &before, "elv_complete");
@@ -952,6 +967,7 @@ static void em_do_requeue_slot(struct em *m, struct em_slot *s)
 	if (want == 0) {
 		m->requeued++;
 		s->st = EM_REQUEUED;
+		em_traced(m, ELV_TRACE_REQUEUE, s);
 	} else {
 		em_expect_nochange(m, &before, "elv_requeue");
 	}
@@ -971,6 +987,8 @@ static void em_do_cancel(struct em *m, struct em_slot *s)
 	em_ret(m, ret, ok ? 0 : ELV_EINVAL, "elv_cancel");
 	if (ok) {
 		m->cancelled++;
+		if (!m->release_merges)
+			em_traced(m, ELV_TRACE_CANCEL, s);
 		em_to_host(m, s);
 	} else {
 		em_expect_nochange(m, &before, "elv_cancel");
