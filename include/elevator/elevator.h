@@ -88,7 +88,8 @@ enum elv_op {
 enum elv_rq_flags {
 	ELV_RQ_SYNC = 1u << 0,      /**< Someone waits for it (reads are always treated as sync). */
 	ELV_RQ_META = 1u << 1,      /**< File system metadata. */
-	ELV_RQ_FUA = 1u << 2,       /**< Force unit access: data reaches media before completion. */
+	ELV_RQ_FUA = 1u << 2,       /**< Force unit access: data reaches media before completion;
+				     *   never merged. */
 	ELV_RQ_READAHEAD = 1u << 3, /**< Speculative read-ahead; nobody waits yet. */
 	ELV_RQ_BARRIER = 1u << 4,   /**< Ordered: nothing added before it is dispatched after it,
 				     *   nothing added after it is dispatched before it, never merged. */
@@ -150,7 +151,11 @@ struct elv_request {
 	uint64_t ELV_PRIVATE(time);   /**< Arrival time (ns). */
 	struct elv_rb_node ELV_PRIVATE(rb);   /**< Sector-sorted tree link. */
 	struct elv_list ELV_PRIVATE(fifo);    /**< FIFO / core list link. */
-	struct elv_request *ELV_PRIVATE(hnext); /**< Back-merge hash chain. */
+	/** Back-merge hash chain while queued and mergeable; otherwise the owning queue. */
+	union {
+		struct elv_request *next;  /**< Next request on the same hash chain. */
+		struct elv_queue *owner;   /**< Queue holding the request. */
+	} ELV_PRIVATE(hlink);
 };
 
 /**
@@ -231,8 +236,10 @@ struct elv_config {
 	int (*allow_merge)(void *ctx, const struct elv_request *rq, const struct elv_request *next,
 			   enum elv_merge_kind kind);
 	/**
-	 * Carry out a merge: join @p absorbed's payload into @p into. When it returns,
-	 * @p absorbed is the host's again (completing @p into completes both). For
+	 * Carry out a merge: join @p absorbed's payload into @p into. It runs after the
+	 * library has finished with @p absorbed, so the host may reuse or free it at once;
+	 * @p into still shows its extent before the merge (the library grows it right after).
+	 * Completing @p into completes both. For
 	 * ELV_MERGE_BACK and ELV_MERGE_REQ @p absorbed follows @p into on disk; for
 	 * ELV_MERGE_FRONT it precedes it. Called after allow_merge() agreed.
 	 */

@@ -314,6 +314,40 @@ ELV_API struct elv_request *elv_seek_choose(const struct elv_request *r1,
 					    const struct elv_request *r2, uint64_t last,
 					    uint64_t back_max, uint32_t back_penalty);
 
+/* ---- arithmetic ---------------------------------------------------------------------- */
+
+/**
+ * @brief @p n / @p d for 64-bit values without a 64-bit division call on 32-bit cores.
+ *
+ * 64-bit hosts divide natively. 32-bit targets (Cortex-M has no 64-bit divide, and
+ * freestanding builds must not need libgcc's helpers) use a 32-bit division when both values
+ * fit, else shift and subtract. Returns UINT64_MAX when @p d is 0.
+ */
+static inline uint64_t elv_div64(uint64_t n, uint64_t d)
+{
+#if UINTPTR_MAX > 0xffffffffu
+	return d ? n / d : UINT64_MAX;
+#else
+	uint64_t q = 0, bit = 1;
+
+	if (!d)
+		return UINT64_MAX;
+	if (!(n >> 32) && !(d >> 32))
+		return (uint32_t)n / (uint32_t)d;
+	while (d < n && !(d >> 63)) {
+		d <<= 1;
+		bit <<= 1;
+	}
+	for (; bit; d >>= 1, bit >>= 1) {
+		if (n >= d) {
+			n -= d;
+			q |= bit;
+		}
+	}
+	return q;
+#endif
+}
+
 /* ---- decaying averages --------------------------------------------------------------- */
 
 /** @brief Fixed-point decaying average (1.0 == 256) of think time or seek distance. */

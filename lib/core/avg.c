@@ -24,5 +24,5 @@ void elv_avg_add(struct elv_avg *a, uint64_t x)
 	 */
 	a->samples = (7u * a->samples + 256u) / 8u;
 	a->total = (7u * a->total + 256u * x) / 8u;
-	a->mean = (a->total + 128u) / a->samples;
+	a->mean = elv_div64(a->total + 128u, a->samples);
 }

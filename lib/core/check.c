@@ -41,7 +41,7 @@ static int elv_check_hash(const struct elv_queue *q)
 	const struct elv_request *rq;
 
 	for (i = 0; i <= q->hash.mask; i++) {
-		for (rq = q->hash.buckets[i]; rq; rq = rq->hnext) {
+		for (rq = q->hash.buckets[i]; rq; rq = rq->hlink.next) {
 			if (rq->state != ELV_RQ_QUEUED || !elv_rq_mergeable(rq) ||
 			    !elv_hash_contains(&q->hash, rq))
 				return ELV_EINVAL;

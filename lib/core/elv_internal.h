@@ -20,7 +20,7 @@
 #endif
 
 /*
- * Back-merge hash keyed by end sector; singly linked chains through rq->hnext. Beside it, a
+ * Back-merge hash keyed by end sector; singly linked chains through rq->hlink.next. Beside it, a
  * counting filter of the start sectors of the same requests (ELV_HASH_STARTS per bucket): a
  * zero counter proves that no hashed request starts in that 4 KiB granule, so a front-merge
  * lookup there would find nothing and is skipped. Counters stick at 255 (then they only
@@ -66,6 +66,7 @@ struct elv_queue {
 	uint32_t nr_barriers;    /* barriers on the held list */
 	uint32_t seq;            /* next arrival sequence number */
 	uint64_t idle_since;     /* valid while idling */
+	uint64_t now;            /* latest host time seen: for calls that take none (cancel, drain) */
 	uint8_t idling;
 };
 
@@ -124,7 +125,7 @@ static inline void elv_hash_add(struct elv_hash *h, struct elv_request *rq)
 {
 	struct elv_request **b = elv_hash_bucket(h, elv_rq_end(rq));
 
-	rq->hnext = *b;
+	rq->hlink.next = *b;
 	*b = rq;
 	elv_hash_start_inc(h, rq->sector);
 }
@@ -134,9 +135,9 @@ static inline void elv_hash_del(struct elv_hash *h, struct elv_request *rq)
 	struct elv_request **p = elv_hash_bucket(h, elv_rq_end(rq));
 
 	while (*p && *p != rq)
-		p = &(*p)->hnext;
+		p = &(*p)->hlink.next;
 	if (*p) {
-		*p = rq->hnext;
+		*p = rq->hlink.next;
 		elv_hash_start_dec(h, rq->sector);
 	}
 }
@@ -146,7 +147,7 @@ static inline struct elv_request *elv_hash_find(const struct elv_hash *h, uint64
 	struct elv_request *rq = *elv_hash_bucket(h, end);
 
 	while (rq && elv_rq_end(rq) != end)
-		rq = rq->hnext;
+		rq = rq->hlink.next;
 	return rq;
 }
 
@@ -173,7 +174,9 @@ int elv__streq(const char *a, const char *b);
 /* merge.c */
 static inline int elv_rq_mergeable(const struct elv_request *rq)
 {
-	return rq->op != ELV_OP_FLUSH && !(rq->flags & (ELV_RQ_BARRIER | ELV_RQ_NOMERGE));
+	/* FUA never merges: the survivor would carry another request's data without it. */
+	return rq->op != ELV_OP_FLUSH &&
+	       !(rq->flags & (ELV_RQ_BARRIER | ELV_RQ_NOMERGE | ELV_RQ_FUA));
 }
 
 int elv_merge_back_from(struct elv_queue *q, struct elv_request *c, struct elv_request *rq,

@@ -50,6 +50,6 @@ int elv_hash_contains(const struct elv_hash *h, const struct elv_request *rq)
 	const struct elv_request *c = *elv_hash_bucket(h, elv_rq_end(rq));
 
 	while (c && c != rq)
-		c = c->hnext;
+		c = c->hlink.next;
 	return c != NULL;
 }

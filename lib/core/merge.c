@@ -32,7 +32,7 @@ static struct elv_request *elv_find_back(struct elv_queue *q, const struct elv_r
 {
 	struct elv_request *c = elv_hash_find(&q->hash, b->sector);
 
-	for (; c; c = c->hnext)
+	for (; c; c = c->hlink.next)
 		if (c != b && elv_rq_end(c) == b->sector && elv_can_merge(q, c, b, kind))
 			return c;
 	return NULL;
@@ -59,37 +59,50 @@ static void elv_count_merge(struct elv_queue *q, struct elv_request *into,
 	elv_trace(q, ELV_TRACE_MERGE, into, absorbed, (uint64_t)kind, now);
 }
 
+/*
+ * Hand the absorbed request back and let the host join the payloads. The library has finished
+ * with @absorbed before the callback runs (the host may reuse or free it from then on), and
+ * @into still has its old extent, so the host sees both requests as they were.
+ */
+static void elv_give_back(struct elv_queue *q, struct elv_request *into,
+			  struct elv_request *absorbed, enum elv_merge_kind kind)
+{
+	elv_rq_release(q, absorbed);
+	if (q->cfg.merge)
+		q->cfg.merge(q->cfg.ctx, into, absorbed, kind);
+}
+
 /* Join queued @b onto queued @a (contiguous); @b goes back to the host. */
 static void elv_merge_requests(struct elv_queue *q, struct elv_request *a, struct elv_request *b,
 			       uint64_t now)
 {
-	if (q->cfg.merge)
-		q->cfg.merge(q->cfg.ctx, a, b, ELV_MERGE_REQ);
+	uint32_t n = b->nr_sectors;
+
 	if (q->policy->merged)
 		q->policy->merged(q, a, ELV_MERGE_REQ, b);
 	elv_hash_del(&q->hash, b);
-	elv_hash_del(&q->hash, a);
-	a->nr_sectors += b->nr_sectors;
-	elv_hash_add(&q->hash, a);
 	q->policy->remove(q, b);
 	q->nr_queued--;
 	elv_count_merge(q, a, b, ELV_MERGE_REQ, now);
-	elv_rq_release(q, b);
+	elv_give_back(q, a, b, ELV_MERGE_REQ);
+	elv_hash_del(&q->hash, a);
+	a->nr_sectors += n;
+	elv_hash_add(&q->hash, a);
 }
 
 static void elv_back_merge(struct elv_queue *q, struct elv_request *prev, struct elv_request *rq,
 			   uint64_t now)
 {
 	struct elv_request *next;
+	uint32_t n = rq->nr_sectors;
 
-	if (q->cfg.merge)
-		q->cfg.merge(q->cfg.ctx, prev, rq, ELV_MERGE_BACK);
+	elv_count_merge(q, prev, rq, ELV_MERGE_BACK, now);
+	elv_give_back(q, prev, rq, ELV_MERGE_BACK);
 	elv_hash_del(&q->hash, prev);
-	prev->nr_sectors += rq->nr_sectors;
+	prev->nr_sectors += n;
 	elv_hash_add(&q->hash, prev);
 	if (q->policy->merged)
 		q->policy->merged(q, prev, ELV_MERGE_BACK, NULL);
-	elv_count_merge(q, prev, rq, ELV_MERGE_BACK, now);
 	next = elv_find_front(q, prev, ELV_MERGE_REQ);
 	if (next)
 		elv_merge_requests(q, prev, next, now);
@@ -99,16 +112,17 @@ static void elv_front_merge(struct elv_queue *q, struct elv_request *next, struc
 			    uint64_t now)
 {
 	struct elv_request *prev;
+	uint64_t sector = rq->sector;
+	uint32_t n = rq->nr_sectors;
 
-	if (q->cfg.merge)
-		q->cfg.merge(q->cfg.ctx, next, rq, ELV_MERGE_FRONT);
+	elv_count_merge(q, next, rq, ELV_MERGE_FRONT, now);
+	elv_give_back(q, next, rq, ELV_MERGE_FRONT);
 	elv_hash_start_dec(&q->hash, next->sector);
-	next->sector = rq->sector;
-	next->nr_sectors += rq->nr_sectors; /* end unchanged: hash entry stays valid */
+	next->sector = sector;
+	next->nr_sectors += n; /* end unchanged: hash entry stays valid */
 	elv_hash_start_inc(&q->hash, next->sector);
 	if (q->policy->merged)
 		q->policy->merged(q, next, ELV_MERGE_FRONT, NULL);
-	elv_count_merge(q, next, rq, ELV_MERGE_FRONT, now);
 	prev = elv_find_back(q, next, ELV_MERGE_REQ);
 	if (prev)
 		elv_merge_requests(q, prev, next, now);
@@ -118,7 +132,7 @@ static void elv_front_merge(struct elv_queue *q, struct elv_request *next, struc
 int elv_merge_back_from(struct elv_queue *q, struct elv_request *c, struct elv_request *rq,
 			uint64_t now)
 {
-	for (; c; c = c->hnext) {
+	for (; c; c = c->hlink.next) {
 		if (elv_rq_end(c) == rq->sector && elv_can_merge(q, c, rq, ELV_MERGE_BACK)) {
 			elv_back_merge(q, c, rq, now);
 			return 1;

@@ -46,12 +46,42 @@ static size_t elv_header_size(const struct elv_config *cfg)
 	       ELV_ALIGN8((size_t)elv_hash_buckets_for(nr) * ELV_HASH_STARTS);
 }
 
+/* Every entry must fit in the state, scale without overflow and hold its default. */
+static int elv_tunables_ok(const struct elv_policy *p)
+{
+	const struct elv_tunable *t;
+	unsigned i;
+
+	if (p->nr_tunables && !p->tunables)
+		return 0;
+	for (i = 0; i < p->nr_tunables; i++) {
+		t = &p->tunables[i];
+		if (!t->name || t->scale == 0 || (t->offset & 7u) ||
+		    (size_t)t->offset + sizeof(int64_t) > p->data_size)
+			return 0;
+		if (t->min > t->def || t->def > t->max ||
+		    t->max > INT64_MAX / (int64_t)t->scale || t->min < INT64_MIN / (int64_t)t->scale)
+			return 0;
+	}
+	return 1;
+}
+
+/* A policy built against this header (all hooks present in its struct) and well formed. */
 static int elv_policy_ok(const struct elv_policy *p)
 {
-	return p && p->abi == ELV_POLICY_ABI &&
-	       p->struct_size >= offsetof(struct elv_policy, allow_merge) && p->name &&
-	       p->add && p->remove && p->dispatch && p->oldest &&
-	       (p->nr_tunables == 0 || p->tunables) && (p->nr_stats == 0 || p->stat_names);
+	return p && p->abi == ELV_POLICY_ABI && p->struct_size >= sizeof(struct elv_policy) &&
+	       p->name && p->add && p->remove && p->dispatch && p->oldest &&
+	       (p->nr_stats == 0 || p->stat_names) && elv_tunables_ok(p);
+}
+
+/* nr_requests sizes the hash; past this the buffer arithmetic could wrap on 32-bit. */
+#define ELV_MAX_NR_REQUESTS (1u << 24)
+
+static int elv_config_ok(const struct elv_config *cfg)
+{
+	return !cfg || (cfg->no_merges <= 1 && !cfg->reserved8[0] && !cfg->reserved8[1] &&
+			!cfg->reserved8[2] && cfg->dev.rotational <= 1 && cfg->dev.zoned <= 1 &&
+			cfg->nr_requests <= ELV_MAX_NR_REQUESTS);
 }
 
 /* ---- queue lifecycle ----------------------------------------------------------------- */
@@ -62,6 +92,8 @@ size_t elv_queue_size(const struct elv_policy *p, const struct elv_config *cfg)
 	const struct elv_policy *b;
 	unsigned i;
 
+	if (!elv_config_ok(cfg))
+		return 0;
 	if (p) {
 		if (!elv_policy_ok(p))
 			return 0;
@@ -81,7 +113,7 @@ static void elv_policy_start(struct elv_queue *q, const struct elv_policy *p)
 	q->add = p->add;
 	q->dispatch = p->dispatch;
 	q->complete = p->complete;
-	q->find_next = p->struct_size > offsetof(struct elv_policy, find_next) ? p->find_next : NULL;
+	q->find_next = p->find_next;
 	q->find_start = p->find_start;
 	/* noop's front-merge lookup looks at one request: the filter would cost more. */
 	elv_hash_use_starts(&q->hash, p != &elv_policy_noop);
@@ -99,10 +131,7 @@ int elv_queue_init(struct elv_queue **out, void *mem, size_t len, const struct e
 	size_t hdr;
 	uint32_t nr;
 
-	if (!out || !mem || ((uintptr_t)mem & 7u) || !elv_policy_ok(p))
-		return ELV_EINVAL;
-	if (cfg && (cfg->no_merges > 1 || cfg->reserved8[0] || cfg->reserved8[1] ||
-		    cfg->reserved8[2] || cfg->dev.rotational > 1 || cfg->dev.zoned > 1))
+	if (!out || !mem || ((uintptr_t)mem & 7u) || !elv_policy_ok(p) || !elv_config_ok(cfg))
 		return ELV_EINVAL;
 	if (len < elv_queue_size(p, cfg))
 		return ELV_ENOSPC;
@@ -269,7 +298,7 @@ static inline void elv_policy_add(struct elv_queue *q, struct elv_request *rq, u
 	if (elv_rq_mergeable(rq))
 		elv_hash_add(&q->hash, rq);
 	else
-		rq->hnext = NULL;
+		rq->hlink.owner = q;
 	q->nr_queued++;
 	q->add(q, rq, now);
 }
@@ -286,6 +315,7 @@ static void elv_policy_remove(struct elv_queue *q, struct elv_request *rq)
 static ELV_COLD int elv_add_held(struct elv_queue *q, struct elv_request *rq)
 {
 	rq->state = ELV_RQ_HELD;
+	rq->hlink.owner = q;
 	elv_list_add_tail(&q->held, &rq->fifo);
 	q->nr_held++;
 	q->nr_barriers += (rq->flags & ELV_RQ_BARRIER) ? 1u : 0u;
@@ -305,16 +335,15 @@ int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	}
 	rq->time = now;
 	rq->seq = q->seq++;
+	q->now = now;
 	q->stats.added++;
 	if (rq->stream)
 		rq->stream->nr_rq++;
 	elv_trace(q, ELV_TRACE_INSERT, rq, NULL, 0, now);
 	if (ELV_UNLIKELY((rq->flags & ELV_RQ_BARRIER) || q->nr_held))
 		return elv_add_held(q, rq);
-	if (elv_try_merge_on_add(q, rq, now)) {
-		elv_rq_release(q, rq);
-		return 1;
-	}
+	if (elv_try_merge_on_add(q, rq, now))
+		return 1; /* absorbed and already handed back through the merge callback */
 	elv_policy_add(q, rq, now);
 	return 0;
 }
@@ -327,10 +356,8 @@ static void elv_release_held(struct elv_queue *q, uint64_t now)
 	while ((rq = elv_list_first_rq(&q->held)) && !(rq->flags & ELV_RQ_BARRIER)) {
 		elv_list_del(&rq->fifo);
 		q->nr_held--;
-		if (elv_try_merge_on_add(q, rq, now)) {
-			elv_rq_release(q, rq);
+		if (elv_try_merge_on_add(q, rq, now))
 			continue;
-		}
 		elv_policy_add(q, rq, now);
 	}
 }
@@ -345,6 +372,7 @@ static inline struct elv_request *elv_pick_policy(struct elv_queue *q, uint64_t 
 	if (rq) {
 		if (elv_rq_mergeable(rq))
 			elv_hash_del(&q->hash, rq);
+		rq->hlink.owner = q; /* lets complete/requeue refuse another queue's request */
 		q->nr_queued--;
 	}
 	return rq;
@@ -387,6 +415,7 @@ int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_r
 	if (!rq)
 		return ELV_EAGAIN;
 	rq->state = ELV_RQ_DISPATCHED;
+	q->now = now;
 	q->nr_in_flight++;
 	q->stats.dispatched[elv_rq_dir(rq)]++;
 	elv_trace(q, ELV_TRACE_DISPATCH, rq, NULL, 0, now);
@@ -403,8 +432,9 @@ uint64_t elv_next_event(const struct elv_queue *q)
 
 int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
-	if (ELV_UNLIKELY(!q || !rq || rq->state != ELV_RQ_DISPATCHED || !q->nr_in_flight))
+	if (ELV_UNLIKELY(!q || !rq || rq->state != ELV_RQ_DISPATCHED || rq->hlink.owner != q))
 		return ELV_EINVAL;
+	q->now = now;
 	q->nr_in_flight--;
 	q->stats.completed++;
 	if (q->complete)
@@ -416,8 +446,9 @@ int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 
 int elv_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
-	if (!q || !rq || rq->state != ELV_RQ_DISPATCHED || !q->nr_in_flight)
+	if (!q || !rq || rq->state != ELV_RQ_DISPATCHED || rq->hlink.owner != q)
 		return ELV_EINVAL;
+	q->now = now;
 	q->nr_in_flight--;
 	q->stats.requeued++;
 	if (q->policy->requeue)
@@ -430,6 +461,20 @@ int elv_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 }
 
 /* ---- cancel, drain, switch ----------------------------------------------------------- */
+
+/* Is @rq queued, held or requeued in @q (not in flight, not another queue's)? */
+static int elv_owns_pending(const struct elv_queue *q, const struct elv_request *rq)
+{
+	switch (rq->state) {
+	case ELV_RQ_QUEUED:
+		return elv_rq_mergeable(rq) ? elv_hash_contains(&q->hash, rq) : rq->hlink.owner == q;
+	case ELV_RQ_HELD:
+	case ELV_RQ_REQUEUED:
+		return rq->hlink.owner == q;
+	default:
+		return 0;
+	}
+}
 
 /* Unlink a request that is held, requeued or queued; it is not yet released. */
 static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
@@ -452,7 +497,7 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 			q->nr_barriers--;
 			/* Nothing orders the requests behind a cancelled head barrier any more. */
 			if (head_barrier)
-				elv_release_held(q, rq->time);
+				elv_release_held(q, q->now);
 		}
 		break;
 	}
@@ -460,16 +505,11 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 
 int elv_cancel(struct elv_queue *q, struct elv_request *rq)
 {
-	if (!q || !rq)
-		return ELV_EINVAL;
-	if (rq->state != ELV_RQ_QUEUED && rq->state != ELV_RQ_HELD &&
-	    rq->state != ELV_RQ_REQUEUED)
-		return ELV_EINVAL;
-	if (rq->stream && rq->stream->q != q)
+	if (!q || !rq || !elv_owns_pending(q, rq))
 		return ELV_EINVAL;
 	elv_unlink_pending(q, rq);
 	q->stats.cancelled++;
-	elv_trace(q, ELV_TRACE_CANCEL, rq, NULL, 0, rq->time);
+	elv_trace(q, ELV_TRACE_CANCEL, rq, NULL, 0, q->now);
 	elv_rq_release(q, rq);
 	return 0;
 }
@@ -493,7 +533,7 @@ static void elv_drain_list(struct elv_queue *q, struct elv_list *list, elv_drain
 	while ((rq = elv_list_first_rq(list)) != NULL) {
 		elv_list_del(&rq->fifo);
 		q->stats.cancelled++;
-		elv_trace(q, ELV_TRACE_CANCEL, rq, NULL, 0, rq->time);
+		elv_trace(q, ELV_TRACE_CANCEL, rq, NULL, 0, q->now);
 		elv_rq_release(q, rq);
 		fn(arg, rq);
 		(*n)++;
@@ -516,7 +556,7 @@ int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg)
 	q->nr_barriers = 0;
 	elv_drain_list(q, &q->held, fn, arg, &n);
 	if (q->idling)
-		elv_idle_stop(q, q->idle_since);
+		elv_idle_stop(q, q->now > q->idle_since ? q->now : q->idle_since);
 	return n;
 }
 
@@ -530,6 +570,7 @@ int elv_switch(struct elv_queue *q, const struct elv_policy *p, uint64_t now)
 		return ELV_EINVAL;
 	if (ELV_ALIGN8(p->data_size) > q->data_room)
 		return ELV_ENOSPC;
+	q->now = now;
 	elv_list_init(&tmp);
 	elv_policy_take_all(q, &tmp);
 	if (q->idling)
