@@ -220,7 +220,8 @@ static int em_barrier(const struct em_slot *s)
 
 static int em_mergeable(const struct em_slot *s)
 {
-	return s->op != ELV_OP_FLUSH && !(s->flags & (ELV_RQ_BARRIER | ELV_RQ_NOMERGE));
+	return s->op != ELV_OP_FLUSH &&
+	       !(s->flags & (ELV_RQ_BARRIER | ELV_RQ_NOMERGE | ELV_RQ_FUA));
 }
 
 static int em_sync(const struct em_slot *s)
@@ -350,8 +351,8 @@ static void em_check_merge(struct em *m, struct em_slot *into, struct em_slot *a
 	if (m->c.no_merges)
 		em_fail(m, "merge %d<-%d while merging is disabled", ii, ia);
 	if (!em_mergeable(into) || !em_mergeable(ab))
-		em_fail(m, "merge %d<-%d of an unmergeable request (flush, barrier, nomerge)", ii,
-			ia);
+		em_fail(m, "merge %d<-%d of an unmergeable request (flush, barrier, FUA, nomerge)",
+			ii, ia);
 	if (into->op != ab->op || em_sync(into) != em_sync(ab))
 		em_fail(m, "merge %d<-%d across operations or sync classes", ii, ia);
 	if (lo->sector + lo->nr != hi->sector)
@@ -417,9 +418,10 @@ static void em_cb_merge(void *ctx, struct elv_request *rq, struct elv_request *a
 		into->eff_time = ab->eff_time;
 	}
 	m->merged[k]++;
-	ab->st = EM_HOST; /* snapshot taken when the call returns: the library still unlinks it */
+	/* The library is done with it before the callback: the host may scribble on it now,
+	 * and the library must not touch it again. */
+	em_to_host(m, ab);
 	ab->absorbed_now = 1;
-	ab->tracked = 0;
 }
 
 static void em_cb_trace(void *ctx, const struct elv_trace_event *ev)
@@ -551,8 +553,7 @@ static void em_check_slots(struct em *m)
 	for (i = 0; i < EM_SLOTS; i++) {
 		struct em_slot *s = &m->s[i];
 
-		if (s->absorbed_now)
-			em_to_host(m, s);
+		s->absorbed_now = 0;
 		if (s->st == EM_HOST) {
 			if (memcmp(&s->rq, &s->snap, sizeof(s->rq)) != 0)
 				em_fail(m, "request %d changed while the host owned it", i);
@@ -765,9 +766,8 @@ static int em_back_merge_due(const struct em *m, const struct em_slot *s)
 		const struct em_slot *x = &m->s[i];
 		uint64_t len = x->nr + s->nr;
 
-		/* FUA requests may or may not merge (the rules have differed between versions). */
 		if (x == s || x->st != EM_QUEUED || !em_mergeable(x) ||
-		    x->sector + x->nr != s->sector || ((x->flags | s->flags) & ELV_RQ_FUA))
+		    x->sector + x->nr != s->sector)
 			continue;
 		if (x->op != s->op || em_sync(x) != em_sync(s) || len > UINT32_MAX ||
 		    (m->cfg.dev.max_sectors && len > m->cfg.dev.max_sectors) ||
@@ -1174,6 +1174,35 @@ static void em_drain_noop(void *arg, struct elv_request *rq)
 	(void)rq;
 }
 
+/* Requests of this queue handed to another one: refused, and neither queue changes. */
+static void em_do_foreign(struct em *m)
+{
+	struct elv_queue *q2 = NULL;
+	struct elv_stats a, b;
+	unsigned i;
+
+	if (elv_queue_create(&q2, em_policy(m), NULL) != 0)
+		return; /* no malloc in this build */
+	elv_stats(q2, &a);
+	for (i = 0; i < EM_SLOTS; i++) {
+		struct em_slot *s = &m->s[i];
+
+		if (s->st == EM_FLIGHT) {
+			em_ret(m, elv_complete(q2, &s->rq, m->now), ELV_EINVAL,
+			       "elv_complete(another queue's request)");
+			em_ret(m, elv_requeue(q2, &s->rq, m->now), ELV_EINVAL,
+			       "elv_requeue(another queue's request)");
+		} else if (s->st == EM_QUEUED || s->st == EM_REQUEUED) {
+			em_ret(m, elv_cancel(q2, &s->rq), ELV_EINVAL,
+			       "elv_cancel(another queue's request)");
+		}
+	}
+	elv_stats(q2, &b);
+	if (memcmp(&a, &b, sizeof(a)) != 0)
+		em_fail(m, "refusing another queue's requests changed the other queue");
+	em_ret(m, elv_queue_destroy(q2), 0, "elv_queue_destroy(other queue)");
+}
+
 /* Calls with bad arguments: each returns its documented error and changes nothing. */
 static void em_do_bad(struct em *m, unsigned aux)
 {
@@ -1284,6 +1313,18 @@ static void em_do_bad(struct em *m, unsigned aux)
 		ret = elv_queue_destroy(NULL);
 		if (ret != ELV_EINVAL && ret != ELV_ENOSYS)
 			em_fail(m, "elv_queue_destroy(NULL) returned %d", ret);
+		em_do_foreign(m);
+		{
+			struct elv_config bad = m->cfg;
+
+			bad.nr_requests = (1u << 24) + 1u;
+			em_ret(m, elv_queue_init(&tmpq, m->mem, m->mem_cap, em_policy(m), &bad),
+			       ELV_EINVAL, "elv_queue_init(nr_requests 2^24 + 1)");
+			bad = m->cfg;
+			bad.reserved8[1] = 1;
+			em_ret(m, elv_queue_init(&tmpq, m->mem, m->mem_cap, em_policy(m), &bad),
+			       ELV_EINVAL, "elv_queue_init(reserved byte set)");
+		}
 		for (i = 0; elv_policy_at(i) != NULL; i++)
 			if (elv_policy_find(elv_policy_name(elv_policy_at(i))) != elv_policy_at(i))
 				em_fail(m, "elv_policy_find(\"%s\") does not find it",
