@@ -50,6 +50,7 @@ static size_t elv_header_size(const struct elv_config *cfg)
 static int elv_tunables_ok(const struct elv_policy *p)
 {
 	const struct elv_tunable *t;
+	uint64_t lim;
 	unsigned i;
 
 	if (p->nr_tunables && !p->tunables)
@@ -59,8 +60,9 @@ static int elv_tunables_ok(const struct elv_policy *p)
 		if (!t->name || t->scale == 0 || (t->offset & 7u) ||
 		    (size_t)t->offset + sizeof(int64_t) > p->data_size)
 			return 0;
-		if (t->min > t->def || t->def > t->max ||
-		    t->max > INT64_MAX / (int64_t)t->scale || t->min < INT64_MIN / (int64_t)t->scale)
+		lim = elv_div64(INT64_MAX, t->scale); /* |value| * scale must fit an int64 */
+		if (t->min > t->def || t->def > t->max || (t->max > 0 && (uint64_t)t->max > lim) ||
+		    (t->min < 0 && (uint64_t)-(t->min + 1) >= lim))
 			return 0;
 	}
 	return 1;

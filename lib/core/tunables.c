@@ -32,13 +32,17 @@ static const struct elv_tunable *elv_tunable_lookup(const struct elv_queue *q, c
 int elv_tunable_get(const struct elv_queue *q, const char *name, int64_t *value)
 {
 	const struct elv_tunable *t;
+	int64_t raw;
 
 	if (!q || !name || !value)
 		return ELV_EINVAL;
 	t = elv_tunable_lookup(q, name);
 	if (!t)
 		return ELV_ENOENT;
-	*value = elv_tunable_raw(q->data, t) / (int64_t)t->scale;
+	raw = elv_tunable_raw(q->data, t);
+	/* elv_div64 keeps 32-bit builds free of libgcc's 64-bit division */
+	*value = raw < 0 ? -(int64_t)elv_div64((uint64_t)-raw, t->scale)
+			 : (int64_t)elv_div64((uint64_t)raw, t->scale);
 	return 0;
 }
 

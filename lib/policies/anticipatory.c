@@ -307,7 +307,7 @@ static int as_close_req(const struct as_data *ad, const struct as_stream *st,
 
 	if (ad->antic_status != AS_ANTIC_OFF && ad->ioc_finished && now > ad->antic_start)
 		delay = now - ad->antic_start;
-	delay_ms = delay / AS_NSEC_PER_MS;
+	delay_ms = elv_div64(delay, AS_NSEC_PER_MS);
 	if (delay_ms == 0)
 		delta = AS_CLOSE_BASE;
 	else if (delay_ms <= AS_CLOSE_MAX_MS && delay <= (uint64_t)ad->antic_expire)
@@ -522,7 +522,8 @@ static void as_init(struct elv_queue *q)
 	ad->new_batch = 1;
 	ad->write_batch_idled = 1;
 	/* A tenth of the target in milliseconds, as the jiffy-based original at HZ=1000. */
-	ad->write_batch_count = ad->write_batch_expire / (int64_t)(10u * AS_NSEC_PER_MS);
+	ad->write_batch_count = (int64_t)elv_div64((uint64_t)ad->write_batch_expire,
+						   10u * AS_NSEC_PER_MS);
 	if (ad->write_batch_count < 2)
 		ad->write_batch_count = 2;
 }

@@ -206,10 +206,12 @@ static int64_t cfq_muldiv(int64_t a, int64_t b, int64_t c)
 {
 	if (c <= 0 || a <= 0 || b <= 0)
 		return 0;
-	if (a <= INT64_MAX / b)
-		return a * b / c;
+	/* elv_div64: no 64-bit division helper call on 32-bit cores */
+	if ((uint64_t)a <= elv_div64(INT64_MAX, (uint64_t)b))
+		return (int64_t)elv_div64((uint64_t)(a * b), (uint64_t)c);
 	if (c >= 1000)
-		return cfq_muldiv(a / 1000, b, c / 1000);
+		return cfq_muldiv((int64_t)elv_div64((uint64_t)a, 1000),
+				  b, (int64_t)elv_div64((uint64_t)c, 1000));
 	return INT64_MAX;
 }
 
@@ -303,7 +305,7 @@ static int64_t cfq_prio_slice(const struct cfq_data *cd, int sync, unsigned leve
 {
 	int64_t base = sync ? cd->slice_sync : cd->slice_async;
 
-	return base + base / CFQ_SLICE_SCALE * (4 - (int64_t)level);
+	return base + (int64_t)elv_div64((uint64_t)base, CFQ_SLICE_SCALE) * (4 - (int64_t)level);
 }
 
 static int64_t cfqq_prio_slice(const struct cfq_data *cd, const struct cfq_queue *cq)
@@ -331,8 +333,10 @@ static int64_t cfq_scaled_slice(struct cfq_data *cd, const struct cfq_queue *cq)
 	if (!cd->low_latency)
 		return slice;
 	iq = cfq_avg_queues(cd, cq->cls == CFQ_RT);
-	expect = cd->slice_sync > 0 && iq > INT64_MAX / cd->slice_sync ? INT64_MAX
-								   : cd->slice_sync * iq;
+	expect = cd->slice_sync > 0 &&
+			 (uint64_t)iq > elv_div64(INT64_MAX, (uint64_t)cd->slice_sync)
+		 ? INT64_MAX
+		 : cd->slice_sync * iq;
 	if (expect <= cd->target_latency)
 		return slice;
 	low = cfq_min64(slice, cfq_muldiv(2 * cd->slice_idle, slice, cd->slice_sync));
@@ -943,7 +947,8 @@ static int cfq_may_dispatch(const struct elv_queue *q, const struct cfq_data *cd
 	}
 	/* low_latency: async depth ramps up with the time since sync I/O was last late */
 	if (!cfqq_sync(cq) && cd->low_latency) {
-		depth = cd->slice_sync ? (int64_t)(now - cd->last_delayed_sync) / cd->slice_sync
+		depth = cd->slice_sync ? (int64_t)elv_div64(now - cd->last_delayed_sync,
+							     (uint64_t)cd->slice_sync)
 				       : max_dispatch;
 		if (!depth && !cq->dispatched)
 			depth = 1;
