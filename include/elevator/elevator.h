@@ -305,6 +305,18 @@ ELV_API const char *elv_strerror(int err);
 ELV_API void elv_request_init(struct elv_request *rq);
 
 /**
+ * @name Built-in policies
+ * Referenced directly, a policy links only its own code; elv_policy_find() and
+ * elv_policy_at() link all of them (a firmware that needs one policy names it here).
+ */
+/** @{ */
+ELV_API extern const struct elv_policy elv_policy_noop;         /**< FIFO with merging. */
+ELV_API extern const struct elv_policy elv_policy_deadline;     /**< Deadline with priorities. */
+ELV_API extern const struct elv_policy elv_policy_anticipatory; /**< Anticipatory. */
+ELV_API extern const struct elv_policy elv_policy_cfq;          /**< Completely fair queueing. */
+/** @} */
+
+/**
  * @brief A built-in policy by name ("noop", "deadline", "anticipatory", "cfq", ...).
  * @return the policy, or NULL when no built-in has that name.
  */
@@ -327,13 +339,20 @@ ELV_API const char *elv_policy_description(const struct elv_policy *p);
 ELV_API const struct elv_tunable *elv_policy_tunables(const struct elv_policy *p, unsigned *nr);
 
 /**
- * @brief Bytes of memory a queue needs.
- * @param p policy the queue starts with, or NULL for enough for any built-in policy
- *          (so that elv_switch() to any of them fits).
+ * @brief Bytes of memory a queue running policy @p p needs.
+ * @param p policy the queue starts with.
  * @param cfg configuration (NULL for defaults); its nr_requests sizes the merge hash.
- * @return the size, or 0 when @p p is malformed.
+ * @return the size, or 0 when @p p or @p cfg is NULL-policy or malformed.
  */
 ELV_API size_t elv_queue_size(const struct elv_policy *p, const struct elv_config *cfg);
+/**
+ * @brief Bytes of memory a queue needs to run any built-in policy, so that elv_switch() to
+ * each of them fits. Links every built-in policy; firmware that runs one policy sizes its
+ * buffer with elv_queue_size() instead.
+ * @param cfg configuration (NULL for defaults).
+ * @return the size, or 0 when @p cfg is malformed.
+ */
+ELV_API size_t elv_queue_size_any(const struct elv_config *cfg);
 /**
  * @brief Build a queue in caller memory.
  * @param[out] out the queue (points into @p mem).
@@ -450,7 +469,7 @@ ELV_API int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg);
  * @retval 0 success.
  * @retval ELV_EINVAL NULL or malformed policy.
  * @retval ELV_ENOSPC the queue's memory is too small for @p p (size it with
- *         elv_queue_size(NULL, cfg)); nothing changed.
+ *         elv_queue_size_any()); nothing changed.
  */
 ELV_API int elv_switch(struct elv_queue *q, const struct elv_policy *p, uint64_t now);
 

@@ -242,10 +242,10 @@ void elv_rq_release(struct elv_queue *q, struct elv_request *rq);
 ELV_COLD void elv_trace_emit(struct elv_queue *q, uint8_t type, const struct elv_request *rq,
 			      const struct elv_request *other, uint64_t arg, uint64_t now);
 
+/* queue.c: the size of a queue whose policy state is @data_size bytes (0: bad config). */
+size_t elv_queue_size_data(size_t data_size, const struct elv_config *cfg);
+
 /* registry.c */
-extern const struct elv_policy elv_policy_noop;
-extern const struct elv_policy elv_policy_deadline;
-extern const struct elv_policy elv_policy_anticipatory;
-extern const struct elv_policy elv_policy_cfq;
+/* The built-in policies are declared in elevator.h (exported, so firmware can name one). */
 
 #endif /* ELV_INTERNAL_H */

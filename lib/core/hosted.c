@@ -20,7 +20,7 @@ int elv_queue_create(struct elv_queue **out, const struct elv_policy *p,
 
 	if (!out || !p)
 		return ELV_EINVAL;
-	len = elv_queue_size(NULL, cfg); /* room for any built-in, so elv_switch() always fits */
+	len = elv_queue_size_any(cfg); /* room for any built-in, so elv_switch() always fits */
 	if (len < elv_queue_size(p, cfg))
 		len = elv_queue_size(p, cfg);
 	if (len == 0)

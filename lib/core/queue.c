@@ -90,22 +90,15 @@ static int elv_config_ok(const struct elv_config *cfg)
 
 size_t elv_queue_size(const struct elv_policy *p, const struct elv_config *cfg)
 {
-	size_t data = 0;
-	const struct elv_policy *b;
-	unsigned i;
-
-	if (!elv_config_ok(cfg))
+	if (!elv_config_ok(cfg) || !elv_policy_ok(p))
 		return 0;
-	if (p) {
-		if (!elv_policy_ok(p))
-			return 0;
-		data = p->data_size;
-	} else {
-		for (i = 0; (b = elv_policy_at(i)) != NULL; i++)
-			if (b->data_size > data)
-				data = b->data_size;
-	}
-	return elv_header_size(cfg) + ELV_ALIGN8(data);
+	return elv_queue_size_data(p->data_size, cfg);
+}
+
+/* Header, merge hash and @data_size bytes of policy state. */
+size_t elv_queue_size_data(size_t data_size, const struct elv_config *cfg)
+{
+	return elv_config_ok(cfg) ? elv_header_size(cfg) + ELV_ALIGN8(data_size) : 0;
 }
 
 /* Give the policy fresh state: zeroed, tunables at their defaults, then its init hook. */
@@ -117,8 +110,11 @@ static void elv_policy_start(struct elv_queue *q, const struct elv_policy *p)
 	q->complete = p->complete;
 	q->find_next = p->find_next;
 	q->find_start = p->find_start;
-	/* noop's front-merge lookup looks at one request: the filter would cost more. */
-	elv_hash_use_starts(&q->hash, p != &elv_policy_noop);
+	/*
+	 * The start filter pays off for tree searches (find_next); a find_start such as noop's
+	 * looks at one request, which costs less than keeping the filter.
+	 */
+	elv_hash_use_starts(&q->hash, p->find_next != NULL);
 	memset(q->data, 0, p->data_size);
 	elv_tunables_reset(q->data, p->tunables, p->nr_tunables);
 	if (p->init)

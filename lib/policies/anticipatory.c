@@ -596,11 +596,14 @@ static void as_merged(struct elv_queue *q, struct elv_request *rq, enum elv_merg
 	}
 }
 
-static struct elv_request *as_find_start(struct elv_queue *q, uint64_t sector, uint8_t op)
+/* A queued request of @rq's op that starts where @rq ends (front and request merges). */
+static struct elv_request *as_find_follower(struct elv_queue *q, const struct elv_request *next)
 {
 	struct as_data *ad = as_of(q);
 	struct elv_request *rq;
-	int dir = op == ELV_OP_READ ? ELV_DIR_READ : ELV_DIR_WRITE;
+	uint64_t sector = elv_rq_end(next);
+	uint8_t op = next->op;
+	int dir = elv_rq_dir(next);
 
 	/* Writes, discards and flushes share a tree: skip same-sector requests of another op. */
 	for (rq = elv_sort_find(&ad->sort[dir], sector); rq && rq->sector == sector;
@@ -976,7 +979,7 @@ const struct elv_policy elv_policy_anticipatory = {
 	.add = as_add,
 	.remove = as_remove,
 	.merged = as_merged,
-	.find_start = as_find_start,
+	.find_next = as_find_follower,
 	.dispatch = as_dispatch,
 	.oldest = as_oldest,
 	.requeue = as_requeue,

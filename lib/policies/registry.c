@@ -15,6 +15,17 @@ const struct elv_policy *elv_policy_at(unsigned i)
 	return i < ELV_NR_BUILTIN ? elv_builtin[i] : NULL;
 }
 
+size_t elv_queue_size_any(const struct elv_config *cfg)
+{
+	size_t data = 0;
+	unsigned i;
+
+	for (i = 0; i < ELV_NR_BUILTIN; i++)
+		if (elv_builtin[i]->data_size > data)
+			data = elv_builtin[i]->data_size;
+	return elv_queue_size_data(data, cfg);
+}
+
 const struct elv_policy *elv_policy_find(const char *name)
 {
 	unsigned i;

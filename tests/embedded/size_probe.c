@@ -73,7 +73,7 @@ void elv_probe_entry(void)
 	elv_probe_sink = (uintptr_t)elv_stats(q, &st);
 	elv_probe_sink = (uintptr_t)elv_stream_exit(q, &s, 5);
 #if !defined(ELV_PROBE_POLICY)
-	elv_probe_sink = elv_queue_size(NULL, NULL);
+	elv_probe_sink = elv_queue_size_any(NULL);
 	elv_probe_sink = (uintptr_t)elv_switch(q, elv_policy_at(1), 6);
 	elv_probe_sink = (uintptr_t)elv_tunable_set(q, "x", 1);
 	elv_probe_sink = (uintptr_t)elv_tunable_get(q, "x", &v);

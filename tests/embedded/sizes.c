@@ -24,8 +24,8 @@ int main(void)
 		printf(" nr_requests=32 %u\n", (unsigned)elv_queue_size(p, &cfg));
 	}
 	cfg.nr_requests = 0;
-	printf("queue any default %u", (unsigned)elv_queue_size(NULL, &cfg));
+	printf("queue any default %u", (unsigned)elv_queue_size_any(&cfg));
 	cfg.nr_requests = 32;
-	printf(" nr_requests=32 %u\n", (unsigned)elv_queue_size(NULL, &cfg));
+	printf(" nr_requests=32 %u\n", (unsigned)elv_queue_size_any(&cfg));
 	return 0;
 }

@@ -1401,7 +1401,7 @@ static int em_start(struct em *m, const struct em_config *c)
 	for (i = 0; i < m->npols; i++)
 		if (em_size_for(m, i) > need)
 			need = em_size_for(m, i);
-	any = elv_queue_size(NULL, &m->cfg);
+	any = elv_queue_size_any(&m->cfg);
 	for (i = 0; i < m->npols; i++)
 		if (em_size_for(m, i) == 0)
 			em_fail(m, "elv_queue_size(%s) is 0", m->pols[i].p->name);
@@ -1632,6 +1632,45 @@ static uint8_t em_gen_prio(const struct em *m, struct em_src *s)
 	return ELV_PRIO(r % 2u ? ELV_PRIO_BE : ELV_PRIO_NONE, lvl);
 }
 
+/* The stream code (see struct em_call) of a stream pointer. */
+static uint8_t em_stream_code(const struct em *m, const struct elv_stream *sp)
+{
+	if (!sp)
+		return 0;
+	if (sp >= m->streams && sp < m->streams + EM_STREAMS)
+		return (uint8_t)(1 + (sp - m->streams));
+	return EM_STREAMS + 1u;
+}
+
+/*
+ * Make the new request look like queued request @x (op, sync, priority, stream), so that the
+ * merge it was placed for can happen; sometimes fill the gap from @x to the next queued
+ * request of the same op exactly, so that two queued requests become one (request merge).
+ */
+static void em_gen_like(const struct em *m, struct em_src *s, struct em_call *c,
+			const struct em_slot *x)
+{
+	unsigned i;
+
+	c->op = x->op == ELV_OP_FLUSH ? ELV_OP_WRITE : x->op;
+	c->flags = (uint8_t)((c->flags & ~ELV_RQ_SYNC) | (x->flags & ELV_RQ_SYNC));
+	c->prio = x->prio;
+	c->stream = em_stream_code(m, x->sp);
+	if (em_u8(s) % 3u)
+		return;
+	for (i = 0; i < EM_SLOTS; i++) {
+		const struct em_slot *y = &m->s[i];
+		uint64_t end = x->sector + x->nr;
+
+		if (y != x && y->st == EM_QUEUED && y->op == c->op && y->sector > end &&
+		    y->sector - end <= 4096u) {
+			c->sector = end;
+			c->nr = (uint32_t)(y->sector - end);
+			return;
+		}
+	}
+}
+
 static void em_gen_add(struct em *m, struct em_src *s, struct em_call *c, int bad)
 {
 	uint8_t r = em_u8(s);
@@ -1693,6 +1732,8 @@ static void em_gen_add(struct em *m, struct em_src *s, struct em_call *c, int ba
 	c->stream = (uint8_t)(r < 80 ? 0u : 1u + r % EM_STREAMS);
 	if (c->stream && !m->sreg[c->stream - 1u] && r % 4u)
 		c->stream = 0; /* mostly registered streams or none */
+	if (x >= 0 && em_u8(s) < 150)
+		em_gen_like(m, s, c, &m->s[x]);
 	switch (bad) {
 	case 1: c->op = c->op == ELV_OP_FLUSH ? ELV_OP_READ : c->op; c->nr = 0; break;
 	case 2:

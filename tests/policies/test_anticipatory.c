@@ -141,7 +141,7 @@ static void sim_init(struct sim *sm, int64_t antic_us)
 	sm->xfer_ns = 100 * US;
 	sm->seek_ns = 4 * MS;
 	sm->last_owner = -2;
-	need = elv_queue_size(NULL, &sm->cfg);
+	need = elv_queue_size_any(&sm->cfg);
 	assert_true(need > 0 && need <= sizeof(sm->mem));
 	assert_int_equal(elv_queue_init(&sm->q, sm->mem, sizeof(sm->mem),
 					elv_policy_find("anticipatory"), &sm->cfg),

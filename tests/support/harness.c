@@ -68,7 +68,7 @@ void th_setup(struct th *h, const char *policy, const struct elv_config *cfg, un
 	h->cfg.ctx = h;
 	h->depth = depth ? depth : 1;
 	assert_true(h->depth <= TH_MAX_DEPTH);
-	need = elv_queue_size(NULL, &h->cfg);
+	need = elv_queue_size_any(&h->cfg);
 	assert_true(need > 0);
 	assert_true(need <= sizeof(h->mem));
 	assert_true(elv_queue_size(p, &h->cfg) <= need);

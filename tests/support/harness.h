@@ -67,7 +67,7 @@ struct th {
 /**
  * Build a queue of policy @p policy ("deadline", ...) in the harness memory. @p cfg may be
  * NULL; its merge, allow_merge and trace callbacks are replaced by recording ones. @p depth 0
- * means 1. The memory is sized by elv_queue_size(NULL, cfg) so elv_switch() always fits.
+ * means 1. The memory is sized by elv_queue_size_any(cfg) so elv_switch() always fits.
  */
 void th_setup(struct th *h, const char *policy, const struct elv_config *cfg, unsigned depth);
 /** Complete everything in flight, check that nothing is queued and tear the queue down. */

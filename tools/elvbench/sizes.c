@@ -27,6 +27,6 @@ int main(void)
 	}
 	cfg.nr_requests = 0;
 	printf("| queue, any built-in policy (elv_switch), default | %zu |\n",
-	       elv_queue_size(NULL, &cfg));
+	       elv_queue_size_any(&cfg));
 	return 0;
 }
