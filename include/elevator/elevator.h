@@ -391,7 +391,9 @@ ELV_API const struct elv_policy *elv_queue_policy(const struct elv_queue *q);
 /**
  * @brief Register a stream with a queue.
  * @param q queue.
- * @param s stream; its @c ioprio must already be set (0 means best effort, level 4).
+ * @param s stream, zeroed by the host before its first registration (a stream that looks
+ *          registered is refused with ELV_EBUSY); its @c ioprio must already be set (0 means
+ *          best effort, level 4).
  * @param now host time (ns).
  * @retval 0 success.
  * @retval ELV_EINVAL NULL argument or invalid priority.
@@ -430,8 +432,10 @@ ELV_API int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now);
  * @param flags enum elv_dispatch_flags.
  * @param[out] out the request, now in flight.
  * @retval 0 a request was returned.
- * @retval ELV_EAGAIN nothing now; if the queue is not empty the policy idles on purpose and
- *         elv_next_event() tells when to call again.
+ * @retval ELV_EAGAIN nothing now: the queue holds nothing to dispatch, or the policy idles on
+ *         purpose (then elv_next_event() tells when to call again), or it waits for requests
+ *         in flight to complete before it changes direction (then the next elv_complete()
+ *         is the moment to call again).
  * @retval ELV_EINVAL NULL argument or unknown flag.
  */
 ELV_API int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags,
@@ -457,7 +461,9 @@ ELV_API int elv_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t no
  */
 ELV_API int elv_cancel(struct elv_queue *q, struct elv_request *rq);
 /**
- * @brief Return every queued (not in flight) request through @p fn, in arrival order.
+ * @brief Return every queued (not in flight) request through @p fn: first those the device
+ * gave back (elv_requeue()), then the rest in arrival order. Requests in flight stay in flight.
+ * Each request is the host's again when @p fn sees it; @p fn must not call back into @p q.
  * @return the number of requests returned, or ELV_EINVAL for a NULL argument.
  */
 ELV_API int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg);
@@ -502,8 +508,8 @@ ELV_API int elv_policy_stat(const struct elv_queue *q, unsigned i, const char **
 
 /**
  * @brief Check every invariant of the queue and its policy (tests call it after each step).
- * @return 0 when consistent, or a negative line-specific code (ELV_EINVAL) on the first
- *         violation found.
+ * It walks every request, so it costs O(queued requests + hash buckets).
+ * @return 0 when consistent, ELV_EINVAL at the first violation found (or for NULL).
  */
 ELV_API int elv_queue_check(const struct elv_queue *q);
 

@@ -273,7 +273,12 @@ static inline struct elv_request *elv_sort_prev(const struct elv_request *rq)
 ELV_API struct elv_request *elv_sort_ceil(const struct elv_rb_root *t, uint64_t sector);
 /** @brief The first request that starts exactly at @p sector, or NULL. */
 ELV_API struct elv_request *elv_sort_find(const struct elv_rb_root *t, uint64_t sector);
-/** @brief Check colours, order, parent links, black height and the cached first node. */
+/**
+ * @brief Check the tree's structure: colours, black height, parent links and the cached first
+ * node. Key order is not checked (the tree does not know the keys): callers compare
+ * neighbours themselves.
+ * @return 0 when consistent, ELV_EINVAL otherwise.
+ */
 ELV_API int elv_rb_check(const struct elv_rb_root *t);
 
 /* ---- FIFO with expiry ---------------------------------------------------------------- */
