@@ -1407,7 +1407,7 @@ static int em_start(struct em *m, const struct em_config *c)
 			em_fail(m, "elv_queue_size(%s) is 0", m->pols[i].p->name);
 	for (i = 0; elv_policy_at(i) != NULL; i++)
 		if (elv_queue_size(elv_policy_at(i), &m->cfg) > any)
-			em_fail(m, "elv_queue_size(NULL) smaller than for %s",
+			em_fail(m, "elv_queue_size_any() smaller than for %s",
 				elv_policy_name(elv_policy_at(i)));
 	m->mem_len = m->c.tight ? em_size_for(m, m->c.policy) : need;
 	if (m->mem_len > m->mem_cap) {
