@@ -1300,6 +1300,8 @@ static void em_do_bad(struct em *m, unsigned aux)
 		       "elv_queue_init(8 bytes)");
 		if (tmpq != NULL)
 			em_fail(m, "failed elv_queue_init wrote its out pointer");
+		if (elv_queue_size(NULL, &m->cfg) != 0)
+			em_fail(m, "elv_queue_size(NULL policy) is not 0");
 		break;
 	case 11:
 		/* The hosted convenience API on a queue of its own, and lookups. */
