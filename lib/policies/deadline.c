@@ -30,6 +30,14 @@
 
 #include "../core/elv_internal.h"
 
+/* The start of a batch, taken once per fifo_batch requests: kept out of dl_dispatch(), whose
+ * common case (the batch goes on) then needs no room for a pick. */
+#if defined(__GNUC__)
+#define DL_NOINLINE __attribute__((noinline))
+#else
+#define DL_NOINLINE
+#endif
+
 #define DL_NR_LEVELS 3
 #define DL_RT 0
 #define DL_BE 1
@@ -149,14 +157,15 @@ static void dl_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	struct elv_list *tail = dd->fifo.prev;
 
 	(void)now;
-	elv_sort_add(&dd->sort, rq);
+	d->busy |= 1u << l;
+	dd->nr++;
 	/* Arrivals come in order; re-adds after a switch or a barrier may not. */
-	if (tail == &dd->fifo || elv_rq_seq_cmp(elv_list_rq(tail), rq) < 0)
-		elv_fifo_add(&dd->fifo, rq);
+	if (ELV_LIKELY(tail == &dd->fifo || elv_rq_seq_cmp(elv_list_rq(tail), rq) <= 0))
+		elv_list_insert(&rq->fifo, tail, &dd->fifo);
 	else
 		elv_fifo_insert_sorted(&dd->fifo, rq);
-	dd->nr++;
-	d->busy |= 1u << l;
+	/* Last, so that nothing has to survive the call. */
+	elv_sort_add(&dd->sort, rq);
 }
 
 static void dl_remove(struct elv_queue *q, struct elv_request *rq)
@@ -300,7 +309,10 @@ static struct elv_request *dl_commit(struct elv_queue *q, struct dl_data *d, uns
 /* Highest priority level in a non-zero busy mask. */
 static inline unsigned dl_first_level(unsigned busy)
 {
-	return (busy & 1u) ? DL_RT : (busy & 2u) ? DL_BE : DL_IDLE;
+	static const uint8_t first[1u << DL_NR_LEVELS] = { DL_IDLE, DL_RT, DL_BE, DL_RT,
+							   DL_IDLE, DL_RT, DL_BE, DL_RT };
+
+	return first[busy & ((1u << DL_NR_LEVELS) - 1u)];
 }
 
 /* Aging pass: an old enough BE, then IDLE, request goes before higher levels. */
@@ -321,12 +333,21 @@ static struct elv_request *dl_dispatch_aged(struct elv_queue *q, struct dl_data 
 	return NULL;
 }
 
+/* A new batch (or the first request after the sweep ran off the top) from level @l. */
+static DL_NOINLINE struct elv_request *dl_dispatch_batch(struct elv_queue *q, struct dl_data *d,
+						      unsigned l, uint64_t now)
+{
+	struct dl_pick p;
+
+	dl_pick(d, &d->lvl[l], now, &p); /* a busy level always has a pick */
+	return dl_commit(q, d, l, &p, now);
+}
+
 static struct elv_request *dl_dispatch(struct elv_queue *q, uint64_t now, int force)
 {
 	struct dl_data *d = dl_data(q);
 	unsigned busy = d->busy, l;
 	struct elv_request *rq;
-	struct dl_pick p;
 
 	(void)force; /* deadline never idles */
 	if (busy & (busy - 1)) {
@@ -339,10 +360,9 @@ static struct elv_request *dl_dispatch(struct elv_queue *q, uint64_t now, int fo
 	l = dl_first_level(busy);
 	/* The common case: the batch goes on in sector order. */
 	rq = d->lvl[l].dir[d->last_dir].next_rq;
-	if (rq && (int64_t)d->batching < d->fifo_batch)
+	if (ELV_LIKELY(rq && (int64_t)d->batching < d->fifo_batch))
 		return dl_take(d, l, d->last_dir, rq);
-	dl_pick(d, &d->lvl[l], now, &p); /* a busy level always has a pick */
-	return dl_commit(q, d, l, &p, now);
+	return dl_dispatch_batch(q, d, l, now);
 }
 
 static struct elv_request *dl_oldest(struct elv_queue *q)
