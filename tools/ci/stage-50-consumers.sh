@@ -9,7 +9,8 @@ ci_configure install -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$stage" 
 	-DELV_BUILD_TESTS=OFF -DELV_BUILD_EXAMPLES=OFF -DELV_BUILD_TOOLS=OFF
 ci_build install
 cmake --install "$ELV_CI_DIR/install" >/dev/null
-libdir=$(cd "$stage" && ls -d lib*/pkgconfig | head -n1 | xargs dirname)
+pcfile=$(cd "$stage" && find . -path '*/pkgconfig/libelevator.pc' | head -n1)
+libdir=$(dirname "$(dirname "${pcfile#./}")")
 echo "installed into build-ci/stage ($libdir):"
 (cd "$stage" && find . -type f -o -type l | LC_ALL=C sort | sed 's/^/  /')
 
@@ -30,7 +31,8 @@ out="$ELV_CI_DIR/pkgconfig-consumer/pkgconfig-consumer"
 cc -std=c11 -Wall -Wextra -Werror -o "$out" examples/pkgconfig-consumer/main.c $flags
 LD_LIBRARY_PATH="$stage/$libdir" "$out"
 # The same program linked against libelevator.a, as firmware would.
-# shellcheck disable=SC2086
+echo "+ pkg-config consumer, linked with libelevator.a"
+# shellcheck disable=SC2046
 cc -std=c11 -Wall -Wextra -Werror -o "$out-static" examples/pkgconfig-consumer/main.c \
 	$(pkg-config --cflags libelevator) "$(pkg-config --variable=libdir libelevator)/libelevator.a"
 "$out-static"

@@ -3,7 +3,7 @@
 # Each stage prints its own output; this prints a banner and the time per stage,
 # then one summary line: "N passed, M failed".
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 
 passed=0
 failed=0
