@@ -278,7 +278,7 @@ _Static_assert(offsetof(struct elv_request, flags) == offsetof(struct elv_reques
 static inline int elv_add_suspect(const struct elv_queue *q, const struct elv_request *rq)
 {
 	static const union {
-		uint8_t b[4];
+		uint8_t b[4]; /* cppcheck-suppress unusedStructMember */
 		uint32_t w;
 	} bad = { { 0xfcu, (uint8_t)~ELV_RQ_FLAGS_ALL, 0xe0u, 0xffu } };
 	const struct elv_stream *s = rq->stream;
