@@ -3,7 +3,8 @@
 #   - the results table (every case: ns per request, instructions per request, mean seek,
 #     allocations) from `elvbench --instr --json`,
 #   - the issue's targets, met or not, computed from the same JSON,
-#   - the per-function instruction split of the target cases (tools/elvbench/profile.sh).
+#   - the per-function instruction split of the target cases (tools/elvbench/profile.sh),
+#   - bytes per request, stream and queue on x86-64 and 32-bit ARM (memory-table.sh).
 #
 #   tools/elvbench/make-table.sh [--no-instr] [BUILD_DIR]    (default build-bench)
 #
@@ -36,7 +37,7 @@ if [ -n "$instr" ]; then
 		set -- $c
 		{
 			echo
-			echo "\`$1\`, depth $2, $3 streams, $4 (\`tools/elvbench/profile.sh $bench $c\`):"
+			echo "\`$1\`, depth $2, $3 streams, $4 (\`profile.sh ELVBENCH $c\`):"
 			echo
 			echo "| function (with what is inlined into it) | instructions per request |"
 			echo "|---|---:|"
@@ -48,9 +49,12 @@ if [ -n "$instr" ]; then
 	done
 fi
 
-python3 - "$json" "$doc" "$split" "$(gcc --version | head -1)" <<'PY'
+memory="$build/memory.md"
+tools/elvbench/memory-table.sh "$build" >"$memory"
+
+python3 - "$json" "$doc" "$split" "$(gcc --version | head -1)" "$memory" <<'PY'
 import json, re, sys
-path, doc, split_path, cc = sys.argv[1:5]
+path, doc, split_path, cc, memory_path = sys.argv[1:6]
 d = json.load(open(path))
 res = d["results"]
 
@@ -127,13 +131,14 @@ def put(text, name, body):
         sys.exit(f"{doc}: no {name} markers")
     return pat.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
 
-head = (f"{len(res)} cases, ns/req the median of {d['runs']} runs (thread CPU time), "
+head = (f"{len(res)} cases, ns/req the median of {d['runs']} runs (thread CPU time),\n"
         f"instructions per request from callgrind; compiler: {cc}, -O2.\n\n")
 text = put(text, "bench-targets", targets)
 text = put(text, "bench-table", head + table)
 split = open(split_path).read().strip()
 if split:
     text = put(text, "bench-split", split)
+text = put(text, "bench-memory", open(memory_path).read().strip())
 open(doc, "w").write(text)
 print(f"{doc}: {len(res)} cases written")
 PY
