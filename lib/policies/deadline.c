@@ -339,7 +339,8 @@ static DL_NOINLINE struct elv_request *dl_dispatch_batch(struct elv_queue *q, st
 {
 	struct dl_pick p;
 
-	dl_pick(d, &d->lvl[l], now, &p); /* a busy level always has a pick */
+	if (!dl_pick(d, &d->lvl[l], now, &p)) /* a busy level always has a pick */
+		return NULL;
 	return dl_commit(q, d, l, &p, now);
 }
 
