@@ -37,26 +37,41 @@ cflags=(-std=c11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror
 	-I"$root/include" -I"$root/lib/sim")
 sources=("$root"/lib/sim/trace_*.c)
 
-failed=0
-total=0
+# Build every target first, then fuzz them ELV_FUZZ_JOBS at a time (default 2, one per core).
 for fmt in "${formats[@]}"; do
 	case $fmt in blktrace | blkparse | msr | fio) ;; *) usage ;; esac
 	bin=$out/fuzz_trace_$fmt
 	echo "+ $cc ... tests/fuzz/fuzz_trace_$fmt.c -> ${bin#"$root"/}"
 	"$cc" "${cflags[@]}" "${sources[@]}" "$root/tests/fuzz/fuzz_trace_$fmt.c" -o "$bin"
+done
 
-	work=$out/corpus/trace_$fmt
-	art=$out/artifacts/trace_$fmt
-	log=$out/fuzz_trace_$fmt.log
+run_one() {
+	local fmt=$1 bin=$out/fuzz_trace_$1 max_len=8192 rc=0
+	local work=$out/corpus/trace_$fmt art=$out/artifacts/trace_$fmt log=$out/fuzz_trace_$fmt.log
 	mkdir -p "$work" "$art"
-	max_len=8192
 	[ "$fmt" = blktrace ] && max_len=4096
-	rc=0
 	"$bin" -max_total_time="$seconds" -print_final_stats=1 -max_len="$max_len" -timeout=10 \
 		-dict="$root/tests/fuzz/fuzz_trace_$fmt.dict" -artifact_prefix="$art/" \
 		"$work" "$root/tests/fuzz/corpus/trace_$fmt" >"$log" 2>&1 || rc=$?
+	echo "$rc" >"$out/fuzz_trace_$fmt.rc"
+}
+
+jobs_max=${ELV_FUZZ_JOBS:-2}
+for fmt in "${formats[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
+		wait -n || true
+	done
+	run_one "$fmt" &
+done
+wait
+
+failed=0
+total=0
+for fmt in "${formats[@]}"; do
+	log=$out/fuzz_trace_$fmt.log
+	rc=$(cat "$out/fuzz_trace_$fmt.rc")
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-	units=$(find "$work" -type f | wc -l)
+	units=$(find "$out/corpus/trace_$fmt" -type f | wc -l)
 	execs=${execs:-0}
 	total=$((total + execs))
 	if [ "$rc" -ne 0 ]; then
