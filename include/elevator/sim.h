@@ -86,10 +86,13 @@ struct elv_sim_disk_params {
 	uint32_t nr_zones;            /**< Zones used in @c zones, outermost first. */
 	struct elv_sim_zone zones[ELV_SIM_MAX_ZONES]; /**< Zone table. */
 	uint32_t seek_kind;           /**< enum elv_sim_seek_kind. */
-	double seek_a, seek_b;        /**< Short-seek constant and sqrt multiplier. */
-	double seek_c, seek_e;        /**< Long-seek constant and per-cylinder multiplier. */
+	double seek_a;                /**< Short-seek constant (ms). */
+	double seek_b;                /**< Short-seek multiplier of sqrt(distance). */
+	double seek_c;                /**< Long-seek constant (ms). */
+	double seek_e;                /**< Long-seek multiplier per cylinder. */
 	uint32_t seek_boundary;       /**< First distance (cylinders) on the linear piece. */
-	double seek_t1, seek_full;    /**< Single-cylinder and full-stroke time (SQRT kind). */
+	double seek_t1;               /**< Single-cylinder seek time, ms (SQRT kind). */
+	double seek_full;             /**< Full-stroke seek time, ms (SQRT kind). */
 	uint32_t nr_seek_points;      /**< Points used in the table (TABLE kind). */
 	uint32_t seek_dist[ELV_SIM_MAX_SEEK_POINTS]; /**< Table distances, increasing. */
 	double seek_ms[ELV_SIM_MAX_SEEK_POINTS];     /**< Table times. */
@@ -354,8 +357,10 @@ struct elv_sim_result {
 	double mean_queued;        /**< Mean requests held by the policy at each dispatch. */
 	struct elv_sim_lat read_lat;  /**< All reads. */
 	struct elv_sim_lat write_lat; /**< All writes. */
-	double read_mbps, write_mbps; /**< Over the makespan. */
-	double busy_s, idle_s;     /**< Device busy time; policy-injected idle time. */
+	double read_mbps;          /**< Read throughput over the makespan (MB/s). */
+	double write_mbps;         /**< Write throughput over the makespan (MB/s). */
+	double busy_s;             /**< Device busy time (s). */
+	double idle_s;             /**< Idle time the policy injected (s). */
 	uint64_t idle_count;       /**< Idle periods the policy started. */
 	uint64_t expired;          /**< Deadline-forced dispatches. */
 	struct elv_sim_dev_stats dev;  /**< Device counters. */
