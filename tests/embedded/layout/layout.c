@@ -13,7 +13,7 @@ const size_t elv_layout[] = {
 	sizeof(struct elv_request), L(elv_request, sector), L(elv_request, nr_sectors),
 	L(elv_request, op), L(elv_request, flags), L(elv_request, ioprio), L(elv_request, state),
 	L(elv_request, stream), L(elv_request, seq), L(elv_request, time), L(elv_request, rb),
-	L(elv_request, fifo), L(elv_request, hnext),
+	L(elv_request, fifo), L(elv_request, hlink),
 	sizeof(struct elv_stream), L(elv_stream, ioprio), L(elv_stream, nr_rq), L(elv_stream, q),
 	L(elv_stream, link), L(elv_stream, priv),
 	sizeof(struct elv_trace_event), sizeof(struct elv_device_traits),
