@@ -306,6 +306,24 @@ static inline int32_t elv_rq_seq_cmp(const struct elv_request *a, const struct e
 	return (int32_t)(a->ELV_PRIVATE(seq) - b->ELV_PRIVATE(seq));
 }
 
+/**
+ * @brief Request-merge inheritance: if @p next (about to be absorbed) arrived before @p rq,
+ * @p rq takes its FIFO place, arrival time and sequence number, so merging never makes a
+ * request younger. Both must be on the same FIFO.
+ * @return 1 when @p rq took @p next's place, else 0.
+ */
+static inline int elv_fifo_inherit(struct elv_request *rq, struct elv_request *next)
+{
+	if (elv_rq_seq_cmp(next, rq) >= 0)
+		return 0;
+	elv_list_del(&rq->ELV_PRIVATE(fifo));
+	elv_list_insert(&rq->ELV_PRIVATE(fifo), &next->ELV_PRIVATE(fifo),
+			next->ELV_PRIVATE(fifo).next);
+	rq->ELV_PRIVATE(time) = next->ELV_PRIVATE(time);
+	rq->ELV_PRIVATE(seq) = next->ELV_PRIVATE(seq);
+	return 1;
+}
+
 /* ---- seek scoring -------------------------------------------------------------------- */
 
 /**

@@ -586,13 +586,9 @@ static void as_merged(struct elv_queue *q, struct elv_request *rq, enum elv_merg
 		elv_sort_del(&ad->sort[dir], rq);
 		elv_sort_add(&ad->sort[dir], rq);
 		ad->next_rq[dir] = as_choose(ad, dir, rq, ad->next_rq[dir]);
-	} else if (kind == ELV_MERGE_REQ && next && elv_rq_seq_cmp(next, rq) < 0) {
+	} else if (kind == ELV_MERGE_REQ && next) {
 		/* The survivor keeps the older deadline and FIFO place. */
-		elv_list_del(&rq->ELV_PRIVATE(fifo));
-		elv_list_insert(&rq->ELV_PRIVATE(fifo), &next->ELV_PRIVATE(fifo),
-				next->ELV_PRIVATE(fifo).next);
-		rq->ELV_PRIVATE(time) = next->ELV_PRIVATE(time);
-		rq->ELV_PRIVATE(seq) = next->ELV_PRIVATE(seq);
+		elv_fifo_inherit(rq, next);
 	}
 }
 

@@ -1268,13 +1268,7 @@ static void cfq_merged(struct elv_queue *q, struct elv_request *rq, enum elv_mer
 	if (kind != ELV_MERGE_REQ || !next || cfq_rq_queue(cd, next) != cq)
 		return;
 	/* the survivor takes the absorbed request's place in the FIFO if that was older */
-	if (elv_rq_seq_cmp(next, rq) < 0) {
-		elv_list_del(&rq->ELV_PRIVATE(fifo));
-		elv_list_insert(&rq->ELV_PRIVATE(fifo), &next->ELV_PRIVATE(fifo),
-				next->ELV_PRIVATE(fifo).next);
-		rq->ELV_PRIVATE(time) = next->ELV_PRIVATE(time);
-		rq->ELV_PRIVATE(seq) = next->ELV_PRIVATE(seq);
-	}
+	elv_fifo_inherit(rq, next);
 	if (cq->next_rq == next) {
 		cq->next_rq = rq;
 		cfq_pos_sync(cd, cq);

@@ -71,12 +71,8 @@ static void noop_merged(struct elv_queue *q, struct elv_request *rq, enum elv_me
 {
 	(void)q;
 	/* The survivor takes the older request's place in line. */
-	if (kind == ELV_MERGE_REQ && elv_rq_seq_cmp(next, rq) < 0) {
-		elv_list_del(&rq->fifo);
-		elv_list_insert(&rq->fifo, &next->fifo, next->fifo.next);
-		rq->time = next->time;
-		rq->seq = next->seq;
-	}
+	if (kind == ELV_MERGE_REQ)
+		elv_fifo_inherit(rq, next);
 }
 
 static int noop_check(const struct elv_queue *q)
