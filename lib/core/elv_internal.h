@@ -203,6 +203,16 @@ static inline struct elv_request *elv_policy_find_next(struct elv_queue *q,
 #endif
 
 /*
+ * For a helper with several callers on a hot path: inlined into each when optimising for
+ * speed, one shared copy when optimising for size (-Os, as firmware builds do).
+ */
+#if defined(__OPTIMIZE_SIZE__)
+#define ELV_SPEED_INLINE inline
+#else
+#define ELV_SPEED_INLINE ELV_ALWAYS_INLINE
+#endif
+
+/*
  * Try to merge new request @rq into a queued one: 1 when it was absorbed. Inline because the
  * common case, a miss, is two lookups and should cost no calls.
  */

@@ -6,139 +6,124 @@
  */
 #include "elv_internal.h"
 
-/* May @b (following @a on disk) be joined onto @a? @b may be a new request not yet queued. */
-static int elv_can_merge(const struct elv_queue *q, const struct elv_request *a,
-			 const struct elv_request *b, enum elv_merge_kind kind)
+/* The policy's and the host's vetoes, which few queues have: out of the common path. */
+static int elv_merge_allowed(const struct elv_queue *q, const struct elv_request *a,
+			     const struct elv_request *b, enum elv_merge_kind kind)
 {
-	uint32_t max = q->cfg.dev.max_sectors;
-	uint64_t len = (uint64_t)a->nr_sectors + b->nr_sectors;
+	const struct elv_policy *p = q->policy;
 
-	if (!elv_rq_mergeable(a) || !elv_rq_mergeable(b))
-		return 0;
-	if (a->op != b->op || elv_rq_is_sync(a) != elv_rq_is_sync(b))
-		return 0;
-	if (elv_rq_end(a) != b->sector || len > UINT32_MAX || (max && len > max))
-		return 0;
-	if (elv_rq_prio(a) != elv_rq_prio(b))
-		return 0;
-	if (q->policy->allow_merge && !q->policy->allow_merge(q, a, b))
+	if (p->allow_merge && !p->allow_merge(q, a, b))
 		return 0;
 	return !q->cfg.allow_merge || q->cfg.allow_merge(q->cfg.ctx, a, b, kind);
 }
 
-/* A queued request whose end is @end and onto which @b may be joined. */
-static struct elv_request *elv_find_back(struct elv_queue *q, const struct elv_request *b,
-					 enum elv_merge_kind kind)
+/* May @b (following @a on disk) be joined onto @a? @b may be a new request not yet queued. */
+static ELV_SPEED_INLINE int elv_can_merge(const struct elv_queue *q, const struct elv_request *a,
+					  const struct elv_request *b, enum elv_merge_kind kind)
 {
-	struct elv_request *c = elv_hash_find(&q->hash, b->sector);
+	uint64_t len = (uint64_t)a->nr_sectors + b->nr_sectors;
+	uint32_t max = q->cfg.dev.max_sectors ? q->cfg.dev.max_sectors : UINT32_MAX;
 
+	/* Same op, so only a write's sync flag can make the classes differ. */
+	if (elv_rq_end(a) != b->sector || a->op != b->op || len > max ||
+	    !elv_rq_mergeable(a) || !elv_rq_mergeable(b) ||
+	    (a->op != ELV_OP_READ && ((a->flags ^ b->flags) & ELV_RQ_SYNC)))
+		return 0;
+	/* Same own priority and issuer: same effective priority, without resolving it. */
+	if ((a->ioprio != b->ioprio || a->stream != b->stream) &&
+	    elv_rq_prio(a) != elv_rq_prio(b))
+		return 0;
+	return (!q->policy->allow_merge && !q->cfg.allow_merge) ||
+	       elv_merge_allowed(q, a, b, kind);
+}
+
+/* A queued request that @b (other than itself) may be joined onto: one ending at @b's start. */
+static struct elv_request *elv_find_back(struct elv_queue *q, const struct elv_request *b,
+					 struct elv_request *c, enum elv_merge_kind kind)
+{
 	for (; c; c = c->hlink.next)
-		if (c != b && elv_rq_end(c) == b->sector && elv_can_merge(q, c, b, kind))
+		if (c != b && elv_can_merge(q, c, b, kind))
 			return c;
 	return NULL;
 }
 
-/* A queued request starting at end(@a) that may be joined onto @a. */
-static struct elv_request *elv_find_front(struct elv_queue *q, const struct elv_request *a,
-					  enum elv_merge_kind kind)
+/*
+ * Join @gone onto @keep, which it follows on disk (BACK, REQ) or precedes (FRONT); @gone
+ * leaves the library before the host's callback runs, and @keep still shows its old extent
+ * to the callback. Then @keep grows and is re-keyed in the hash, and the policy is told.
+ */
+static ELV_SPEED_INLINE void elv_join(struct elv_queue *q, struct elv_request *keep, struct elv_request *gone,
+		     enum elv_merge_kind kind, uint64_t now)
 {
-	struct elv_request *c = elv_policy_find_next(q, a);
+	const struct elv_policy *p = q->policy;
+	uint64_t sector = gone->sector;
+	uint32_t n = gone->nr_sectors;
 
-	return c && c != a && elv_can_merge(q, a, c, kind) ? c : NULL;
+	if (kind == ELV_MERGE_REQ) {
+		/* The policy inherits @gone's place in time while it is still queued. */
+		if (p->merged)
+			p->merged(q, keep, kind, gone);
+		elv_hash_del(&q->hash, gone);
+		p->remove(q, gone);
+		q->nr_queued--;
+	}
+	(&q->stats.merged_back)[kind - ELV_MERGE_BACK]++;
+	elv_trace(q, ELV_TRACE_MERGE, keep, gone, (uint64_t)kind, now);
+	elv_rq_release(q, gone);
+	if (q->cfg.merge)
+		q->cfg.merge(q->cfg.ctx, keep, gone, kind);
+	if (kind == ELV_MERGE_FRONT) {
+		/* The end is unchanged: the hash entry stays, only the start filter moves. */
+		elv_hash_start_dec(&q->hash, keep->sector);
+		keep->sector = sector;
+		keep->nr_sectors += n;
+		elv_hash_start_inc(&q->hash, sector);
+	} else {
+		elv_hash_del(&q->hash, keep);
+		keep->nr_sectors += n;
+		elv_hash_add(&q->hash, keep);
+	}
+	if (kind != ELV_MERGE_REQ && p->merged)
+		p->merged(q, keep, kind, NULL);
 }
 
-static void elv_count_merge(struct elv_queue *q, struct elv_request *into,
-			    struct elv_request *absorbed, enum elv_merge_kind kind, uint64_t now)
-{
-	if (kind == ELV_MERGE_BACK)
-		q->stats.merged_back++;
-	else if (kind == ELV_MERGE_FRONT)
-		q->stats.merged_front++;
-	else
-		q->stats.merged_req++;
-	elv_trace(q, ELV_TRACE_MERGE, into, absorbed, (uint64_t)kind, now);
-}
+_Static_assert(offsetof(struct elv_stats, merged_front) ==
+			       offsetof(struct elv_stats, merged_back) + sizeof(uint64_t) &&
+		       offsetof(struct elv_stats, merged_req) ==
+			       offsetof(struct elv_stats, merged_back) + 2 * sizeof(uint64_t) &&
+		       ELV_MERGE_FRONT == ELV_MERGE_BACK + 1 && ELV_MERGE_REQ == ELV_MERGE_BACK + 2,
+	       "merge counters are indexed by merge kind");
 
 /*
- * Hand the absorbed request back and let the host join the payloads. The library has finished
- * with @absorbed before the callback runs (the host may reuse or free it from then on), and
- * @into still has its old extent, so the host sees both requests as they were.
+ * @rq absorbed a new request at its end (BACK) or start (FRONT): it may now touch a queued
+ * neighbour on that side; join the two if the rules allow.
  */
-static void elv_give_back(struct elv_queue *q, struct elv_request *into,
-			  struct elv_request *absorbed, enum elv_merge_kind kind)
+static void elv_merge_neighbour(struct elv_queue *q, struct elv_request *rq,
+				enum elv_merge_kind grew, uint64_t now)
 {
-	elv_rq_release(q, absorbed);
-	if (q->cfg.merge)
-		q->cfg.merge(q->cfg.ctx, into, absorbed, kind);
-}
+	struct elv_request *c;
 
-/* Join queued @b onto queued @a (contiguous); @b goes back to the host. */
-static void elv_merge_requests(struct elv_queue *q, struct elv_request *a, struct elv_request *b,
-			       uint64_t now)
-{
-	uint32_t n = b->nr_sectors;
-
-	if (q->policy->merged)
-		q->policy->merged(q, a, ELV_MERGE_REQ, b);
-	elv_hash_del(&q->hash, b);
-	q->policy->remove(q, b);
-	q->nr_queued--;
-	elv_count_merge(q, a, b, ELV_MERGE_REQ, now);
-	elv_give_back(q, a, b, ELV_MERGE_REQ);
-	elv_hash_del(&q->hash, a);
-	a->nr_sectors += n;
-	elv_hash_add(&q->hash, a);
-}
-
-static void elv_back_merge(struct elv_queue *q, struct elv_request *prev, struct elv_request *rq,
-			   uint64_t now)
-{
-	struct elv_request *next;
-	uint32_t n = rq->nr_sectors;
-
-	elv_count_merge(q, prev, rq, ELV_MERGE_BACK, now);
-	elv_give_back(q, prev, rq, ELV_MERGE_BACK);
-	elv_hash_del(&q->hash, prev);
-	prev->nr_sectors += n;
-	elv_hash_add(&q->hash, prev);
-	if (q->policy->merged)
-		q->policy->merged(q, prev, ELV_MERGE_BACK, NULL);
-	next = elv_find_front(q, prev, ELV_MERGE_REQ);
-	if (next)
-		elv_merge_requests(q, prev, next, now);
-}
-
-static void elv_front_merge(struct elv_queue *q, struct elv_request *next, struct elv_request *rq,
-			    uint64_t now)
-{
-	struct elv_request *prev;
-	uint64_t sector = rq->sector;
-	uint32_t n = rq->nr_sectors;
-
-	elv_count_merge(q, next, rq, ELV_MERGE_FRONT, now);
-	elv_give_back(q, next, rq, ELV_MERGE_FRONT);
-	elv_hash_start_dec(&q->hash, next->sector);
-	next->sector = sector;
-	next->nr_sectors += n; /* end unchanged: hash entry stays valid */
-	elv_hash_start_inc(&q->hash, next->sector);
-	if (q->policy->merged)
-		q->policy->merged(q, next, ELV_MERGE_FRONT, NULL);
-	prev = elv_find_back(q, next, ELV_MERGE_REQ);
-	if (prev)
-		elv_merge_requests(q, prev, next, now);
+	if (grew == ELV_MERGE_BACK) {
+		c = elv_policy_find_next(q, rq);
+		if (c && c != rq && elv_can_merge(q, rq, c, ELV_MERGE_REQ))
+			elv_join(q, rq, c, ELV_MERGE_REQ, now);
+	} else {
+		c = elv_find_back(q, rq, elv_hash_find(&q->hash, rq->sector), ELV_MERGE_REQ);
+		if (c)
+			elv_join(q, c, rq, ELV_MERGE_REQ, now);
+	}
 }
 
 /* The back-merge candidate chain starting at @c (from the hash): merge @rq if any allows. */
 int elv_merge_back_from(struct elv_queue *q, struct elv_request *c, struct elv_request *rq,
 			uint64_t now)
 {
-	for (; c; c = c->hlink.next) {
-		if (elv_rq_end(c) == rq->sector && elv_can_merge(q, c, rq, ELV_MERGE_BACK)) {
-			elv_back_merge(q, c, rq, now);
-			return 1;
-		}
-	}
-	return 0;
+	c = elv_find_back(q, rq, c, ELV_MERGE_BACK);
+	if (!c)
+		return 0;
+	elv_join(q, c, rq, ELV_MERGE_BACK, now);
+	elv_merge_neighbour(q, c, ELV_MERGE_BACK, now);
+	return 1;
 }
 
 /* @c starts where @rq ends: merge @rq in front of it if the rules allow. */
@@ -147,6 +132,7 @@ int elv_merge_front_into(struct elv_queue *q, struct elv_request *c, struct elv_
 {
 	if (c == rq || !elv_can_merge(q, rq, c, ELV_MERGE_FRONT))
 		return 0;
-	elv_front_merge(q, c, rq, now);
+	elv_join(q, c, rq, ELV_MERGE_FRONT, now);
+	elv_merge_neighbour(q, c, ELV_MERGE_FRONT, now);
 	return 1;
 }
