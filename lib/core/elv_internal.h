@@ -86,70 +86,23 @@ static inline struct elv_request **elv_hash_bucket(const struct elv_hash *h, uin
 }
 
 /* The start-filter counter of the granule of @sector. */
-static inline uint8_t *elv_hash_start(const struct elv_hash *h, uint64_t sector)
-{
-	uint32_t x = (uint32_t)(sector >> 3) * 0x9E3779B1u;
-
-	return &h->starts[x >> (h->shift - ELV_HASH_STARTS_SHIFT)];
-}
-
-static inline void elv_hash_start_inc(struct elv_hash *h, uint64_t sector)
-{
-	uint8_t *c;
-
-	if (!h->starts)
-		return;
-	c = elv_hash_start(h, sector);
-	if (*c != UINT8_MAX)
-		(*c)++;
-}
-
-static inline void elv_hash_start_dec(struct elv_hash *h, uint64_t sector)
-{
-	uint8_t *c;
-
-	if (!h->starts)
-		return;
-	c = elv_hash_start(h, sector);
-	if (*c != UINT8_MAX)
-		(*c)--;
-}
-
-/* 0 when no hashed request starts at @sector (a front merge there cannot happen). */
-static inline int elv_hash_may_start(const struct elv_hash *h, uint64_t sector)
-{
-	return !h->starts || *elv_hash_start(h, sector) != 0;
-}
-
-static inline void elv_hash_add(struct elv_hash *h, struct elv_request *rq)
-{
-	struct elv_request **b = elv_hash_bucket(h, elv_rq_end(rq));
-
-	rq->hlink.next = *b;
-	*b = rq;
-	elv_hash_start_inc(h, rq->sector);
-}
-
-static inline void elv_hash_del(struct elv_hash *h, struct elv_request *rq)
-{
-	struct elv_request **p = elv_hash_bucket(h, elv_rq_end(rq));
-
-	while (*p && *p != rq)
-		p = &(*p)->hlink.next;
-	if (*p) {
-		*p = rq->hlink.next;
-		elv_hash_start_dec(h, rq->sector);
-	}
-}
-
-static inline struct elv_request *elv_hash_find(const struct elv_hash *h, uint64_t end)
-{
-	struct elv_request *rq = *elv_hash_bucket(h, end);
-
-	while (rq && elv_rq_end(rq) != end)
-		rq = rq->hlink.next;
-	return rq;
-}
+/*
+ * The per-request operations (start filter, add, del, find): inline for speed, one shared
+ * copy in hash.c when optimising for size.
+ */
+#if defined(__OPTIMIZE_SIZE__)
+#define ELV_HASH_FN
+uint8_t *elv_hash_start(const struct elv_hash *h, uint64_t sector);
+void elv_hash_start_inc(struct elv_hash *h, uint64_t sector);
+void elv_hash_start_dec(struct elv_hash *h, uint64_t sector);
+int elv_hash_may_start(const struct elv_hash *h, uint64_t sector);
+void elv_hash_add(struct elv_hash *h, struct elv_request *rq);
+void elv_hash_del(struct elv_hash *h, struct elv_request *rq);
+struct elv_request *elv_hash_find(const struct elv_hash *h, uint64_t end);
+#else
+#define ELV_HASH_FN static inline
+#include "hash_ops.h"
+#endif
 
 /* Policy state of a built-in policy, without a call. */
 #define elv__data(q) ((q)->data)
@@ -216,7 +169,7 @@ static inline struct elv_request *elv_policy_find_next(struct elv_queue *q,
  * Try to merge new request @rq into a queued one: 1 when it was absorbed. Inline because the
  * common case, a miss, is two lookups and should cost no calls.
  */
-static ELV_ALWAYS_INLINE int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq,
+static ELV_SPEED_INLINE int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq,
 						  uint64_t now)
 {
 	struct elv_request *c;

@@ -7,6 +7,10 @@
 
 #include "elv_internal.h"
 
+#if defined(__OPTIMIZE_SIZE__)
+#include "hash_ops.h"
+#endif
+
 #define ELV_HASH_MIN_BUCKETS 64u
 
 uint32_t elv_hash_buckets_for(uint32_t nr_requests)
