@@ -46,23 +46,35 @@ static size_t elv_header_size(const struct elv_config *cfg)
 	       ELV_ALIGN8((size_t)elv_hash_buckets_for(nr) * ELV_HASH_STARTS);
 }
 
+/* 1 when @mag * @scale does not fit an int64 (without a 64-bit division where possible). */
+static int elv_scale_overflows(uint64_t mag, uint32_t scale)
+{
+#if defined(__GNUC__)
+	uint64_t r;
+
+	return __builtin_mul_overflow(mag, (uint64_t)scale, &r) || r > (uint64_t)INT64_MAX;
+#else
+	return mag > elv_div64((uint64_t)INT64_MAX, scale);
+#endif
+}
+
 /* Every entry must fit in the state, scale without overflow and hold its default. */
 static int elv_tunables_ok(const struct elv_policy *p)
 {
-	const struct elv_tunable *t;
-	uint64_t lim;
-	unsigned i;
+	const struct elv_tunable *t = p->tunables;
+	const struct elv_tunable *end = t + p->nr_tunables;
+	uint64_t mag;
 
-	if (p->nr_tunables && !p->tunables)
+	if (p->nr_tunables && !t)
 		return 0;
-	for (i = 0; i < p->nr_tunables; i++) {
-		t = &p->tunables[i];
+	for (; t < end; t++) {
+		/* The largest |value| accepted. */
+		mag = t->max > 0 ? (uint64_t)t->max : 0;
+		if (t->min < 0 && 0 - (uint64_t)t->min > mag)
+			mag = 0 - (uint64_t)t->min;
 		if (!t->name || t->scale == 0 || (t->offset & 7u) ||
-		    (size_t)t->offset + sizeof(int64_t) > p->data_size)
-			return 0;
-		lim = elv_div64(INT64_MAX, t->scale); /* |value| * scale must fit an int64 */
-		if (t->min > t->def || t->def > t->max || (t->max > 0 && (uint64_t)t->max > lim) ||
-		    (t->min < 0 && (uint64_t)-(t->min + 1) >= lim))
+		    (size_t)t->offset + sizeof(int64_t) > p->data_size || t->min > t->def ||
+		    t->def > t->max || elv_scale_overflows(mag, t->scale))
 			return 0;
 	}
 	return 1;

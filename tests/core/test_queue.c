@@ -113,6 +113,56 @@ static void test_init_errors(void **state)
 	assert_int_equal(elv_queue_exit(NULL), ELV_EINVAL);
 }
 
+/* A policy is refused when a hook is missing or a tunable cannot be stored or scaled. */
+static void test_policy_validation(void **state)
+{
+	struct elv_policy p = *elv_policy_find("noop");
+	struct elv_tunable t = { "x", "ms", "test", 5, -7, 9, 0, 1000000u };
+	const int64_t lim = INT64_MAX / 1000000;
+	struct elv_queue *q = NULL;
+
+	(void)state;
+	p.data_size = 64;
+	p.tunables = &t;
+	p.nr_tunables = 1;
+	assert_int_not_equal(elv_queue_size(&p, NULL), 0);
+	t.max = lim; /* lim * scale still fits */
+	assert_int_not_equal(elv_queue_size(&p, NULL), 0);
+	t.max = lim + 1;
+	assert_int_equal(elv_queue_size(&p, NULL), 0);
+	t.max = 9;
+	t.min = -lim;
+	assert_int_not_equal(elv_queue_size(&p, NULL), 0);
+	t.min = -lim - 1;
+	assert_int_equal(elv_queue_size(&p, NULL), 0);
+	t.min = INT64_MIN;
+	t.scale = 1;
+	assert_int_equal(elv_queue_size(&p, NULL), 0); /* |INT64_MIN| is past INT64_MAX */
+	t.min = -INT64_MAX;
+	t.max = INT64_MAX;
+	assert_int_not_equal(elv_queue_size(&p, NULL), 0);
+	t.scale = 0;
+	assert_int_equal(elv_queue_size(&p, NULL), 0);
+	t.scale = 1;
+	t.offset = 4; /* misaligned */
+	assert_int_equal(elv_queue_size(&p, NULL), 0);
+	t.offset = 64; /* past the state */
+	assert_int_equal(elv_queue_size(&p, NULL), 0);
+	t.offset = 56;
+	t.def = INT64_MAX;
+	t.max = 9; /* default out of range */
+	assert_int_equal(elv_queue_size(&p, NULL), 0);
+	t.def = 5;
+	assert_int_not_equal(elv_queue_size(&p, NULL), 0);
+	p.tunables = NULL;
+	assert_int_equal(elv_queue_size(&p, NULL), 0);
+	p.tunables = &t;
+	p.dispatch = NULL;
+	assert_int_equal(elv_queue_size(&p, NULL), 0);
+	assert_int_equal(elv_queue_init(&q, fx.mem, sizeof(fx.mem), &p, NULL), ELV_EINVAL);
+	assert_null(q);
+}
+
 static void test_add_errors_change_nothing(void **state)
 {
 	struct elv_stats before, after;
@@ -524,6 +574,7 @@ int main(void)
 		cmocka_unit_test_setup(test_drain_returns_everything, setup),
 		cmocka_unit_test_setup(test_streams, setup),
 		cmocka_unit_test_setup(test_tunables_and_stats_api, setup),
+		cmocka_unit_test(test_policy_validation),
 		cmocka_unit_test_setup(test_switch_keeps_everything, setup),
 		cmocka_unit_test_setup(test_switch_enospc, setup),
 	};
