@@ -101,6 +101,7 @@ struct cfq_queue {
 	struct elv_rb_node p_node;    /* link in a position tree, keyed by next_rq's sector */
 	struct elv_rb_root *p_root;   /* that tree, or NULL */
 	uint64_t p_key;
+	uint64_t p_seq;               /* filing order: ties on p_key go to the earlier */
 	uint64_t rb_key;
 	uint64_t slice_start;
 	uint64_t slice_end;
@@ -157,6 +158,7 @@ struct cfq_data {
 	uint64_t grace_end; /* IDLE class held back until then, or ELV_TIME_NEVER */
 	uint64_t last_end_busy; /* last completion of an RT or BE request */
 	uint64_t epoch; /* tells our in-flight stamps from those of an earlier instance */
+	uint64_t pos_seq; /* next position-tree filing number */
 	uint32_t busy_queues;
 	uint32_t busy_sync_queues;
 	uint32_t rq_queued;
@@ -415,35 +417,51 @@ static struct cfq_queue *cfq_pos_queue(const struct elv_rb_node *n)
 	return n ? elv_container_of(n, struct cfq_queue, p_node) : NULL;
 }
 
-/* Keep a sync queue filed in its level's position tree under its next request's sector. */
-static void cfq_pos_sync(struct cfq_data *cd, struct cfq_queue *cq)
+/*
+ * Position trees hold sync queues by (next request's sector, filing order). The active queue
+ * is only looked up once it has nothing queued (it then has no next request and is not
+ * filed), so while it runs it is kept out of its tree: its key still follows its next
+ * request (p_root, p_key and p_seq say where it belongs) and it is linked back in, at the
+ * place its filing order gives it, when its turn ends.
+ */
+static void cfq_pos_link(struct cfq_queue *cq)
 {
-	struct elv_rb_root *root = NULL;
-	struct elv_rb_node **link, *parent = NULL;
+	struct elv_rb_node **link = &cq->p_root->root, *parent = NULL;
+	const struct cfq_queue *o;
 	int leftmost = 1;
 
-	if (cfqq_sync(cq) && cq->cls != CFQ_IDLE && cq->next_rq)
-		root = &cd->pos_tree[cq->level];
-	if (cq->p_root == root && (!root || cq->p_key == cq->next_rq->sector))
-		return;
-	if (cq->p_root) {
-		elv_rb_erase(cq->p_root, &cq->p_node);
-		cq->p_root = NULL;
-	}
-	if (!root)
-		return;
-	cq->p_key = cq->next_rq->sector;
-	for (link = &root->root; *link;) {
+	while (*link) {
 		parent = *link;
-		if (cq->p_key < cfq_pos_queue(parent)->p_key) {
+		o = cfq_pos_queue(parent);
+		if (cq->p_key < o->p_key || (cq->p_key == o->p_key && cq->p_seq < o->p_seq)) {
 			link = &parent->left;
 		} else {
 			link = &parent->right;
 			leftmost = 0;
 		}
 	}
-	elv_rb_insert(root, &cq->p_node, parent, link, leftmost);
+	elv_rb_insert(cq->p_root, &cq->p_node, parent, link, leftmost);
+}
+
+/* Keep a sync queue filed in its level's position tree under its next request's sector. */
+static void cfq_pos_sync(struct cfq_data *cd, struct cfq_queue *cq)
+{
+	struct elv_rb_root *root = NULL;
+	int linked = cq != cd->active;
+
+	if (cq->next_rq && cfqq_sync(cq) && cq->cls != CFQ_IDLE)
+		root = &cd->pos_tree[cq->level];
+	if (cq->p_root == root && (!root || cq->p_key == cq->next_rq->sector))
+		return;
+	if (cq->p_root && linked)
+		elv_rb_erase(cq->p_root, &cq->p_node);
 	cq->p_root = root;
+	if (!root)
+		return;
+	cq->p_key = cq->next_rq->sector;
+	cq->p_seq = cd->pos_seq++;
+	if (linked)
+		cfq_pos_link(cq);
 }
 
 /* The queue whose next request starts nearest to @sector, if within CFQ_CLOSE_THR. */
@@ -762,6 +780,9 @@ static void cfq_set_active(struct cfq_data *cd, struct cfq_queue *cq)
 	cq->slice_dispatch = 0;
 	cq->flags &= (uint16_t)~(CFQQ_WAIT_REQUEST | CFQQ_MUST_DISPATCH | CFQQ_FIFO_EXPIRE);
 	cq->flags |= CFQQ_SLICE_NEW;
+	ELV_ASSERT(!cd->active);
+	if (cq->p_root)
+		elv_rb_erase(cq->p_root, &cq->p_node);
 	cd->active = cq;
 	cd->stat[CFQ_ST_SLICES]++;
 }
@@ -790,6 +811,8 @@ static void cfq_expire(struct elv_queue *q, struct cfq_data *cd, int timed_out, 
 			cq->slice_resid = cfq_left(cq->slice_end, now);
 	}
 	cd->active = NULL;
+	if (cq->p_root)
+		cfq_pos_link(cq);
 	if (!(cq->flags & CFQQ_ON_RR))
 		return;
 	if (!cq->queued)
@@ -1594,12 +1617,19 @@ static int cfq_check(const struct elv_queue *q)
 			cq = cfq_pos_queue(n);
 			CFQ_CHECK(cq->p_root == &cd->pos_tree[t] && cq->level == t);
 			CFQ_CHECK((cq->flags & CFQQ_ON_RR) && cq->next_rq);
-			CFQ_CHECK(cq->p_key == cq->next_rq->sector);
+			CFQ_CHECK(cq->p_key == cq->next_rq->sector && cq != cd->active);
 			filed++;
 		}
 	}
 	for (cq = cfq_iter_next(cd, NULL); cq; cq = cfq_iter_next(cd, cq))
 		expect_filed += cfqq_sync(cq) && cq->cls != CFQ_IDLE && cq->next_rq;
+	/* the active queue is filed but not linked (see cfq_pos_link()) */
+	cq = cd->active;
+	if (cq && cq->p_root) {
+		CFQ_CHECK(cq->p_root == &cd->pos_tree[cq->level] && cq->next_rq);
+		CFQ_CHECK(cq->p_key == cq->next_rq->sector);
+		filed++;
+	}
 	CFQ_CHECK(filed == expect_filed);
 	for (c = 0; c < 2; c++) {
 		for (t = 0; t < CFQ_LEVELS; t++) {
