@@ -440,12 +440,21 @@ uint64_t elv_next_event(const struct elv_queue *q)
 	return q->policy->next_event(q);
 }
 
-int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+/* @rq came back from the device (completed or requeued): it must be in flight from @q. */
+static ELV_SPEED_INLINE int elv_back_from_device(struct elv_queue *q, struct elv_request *rq,
+						 uint64_t now)
 {
 	if (ELV_UNLIKELY(!q || !rq || rq->state != ELV_RQ_DISPATCHED || rq->hlink.owner != q))
 		return ELV_EINVAL;
 	q->now = now;
 	q->nr_in_flight--;
+	return 0;
+}
+
+int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	if (elv_back_from_device(q, rq, now))
+		return ELV_EINVAL;
 	q->stats.completed++;
 	if (q->complete)
 		q->complete(q, rq, now);
@@ -456,10 +465,8 @@ int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 
 int elv_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
-	if (!q || !rq || rq->state != ELV_RQ_DISPATCHED || rq->hlink.owner != q)
+	if (elv_back_from_device(q, rq, now))
 		return ELV_EINVAL;
-	q->now = now;
-	q->nr_in_flight--;
 	q->stats.requeued++;
 	if (q->policy->requeue)
 		q->policy->requeue(q, rq, now);
@@ -513,14 +520,20 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 	}
 }
 
+/* An unlinked pending request goes back to the host unserved. */
+static void elv_cancelled(struct elv_queue *q, struct elv_request *rq)
+{
+	q->stats.cancelled++;
+	elv_trace(q, ELV_TRACE_CANCEL, rq, NULL, 0, q->now);
+	elv_rq_release(q, rq);
+}
+
 int elv_cancel(struct elv_queue *q, struct elv_request *rq)
 {
 	if (!q || !rq || !elv_owns_pending(q, rq))
 		return ELV_EINVAL;
 	elv_unlink_pending(q, rq);
-	q->stats.cancelled++;
-	elv_trace(q, ELV_TRACE_CANCEL, rq, NULL, 0, q->now);
-	elv_rq_release(q, rq);
+	elv_cancelled(q, rq);
 	return 0;
 }
 
@@ -542,9 +555,7 @@ static void elv_drain_list(struct elv_queue *q, struct elv_list *list, elv_drain
 
 	while ((rq = elv_list_first_rq(list)) != NULL) {
 		elv_list_del(&rq->fifo);
-		q->stats.cancelled++;
-		elv_trace(q, ELV_TRACE_CANCEL, rq, NULL, 0, q->now);
-		elv_rq_release(q, rq);
+		elv_cancelled(q, rq);
 		fn(arg, rq);
 		(*n)++;
 	}
