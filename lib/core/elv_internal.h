@@ -132,10 +132,8 @@ static inline int elv_rq_mergeable(const struct elv_request *rq)
 	       !(rq->flags & (ELV_RQ_BARRIER | ELV_RQ_NOMERGE | ELV_RQ_FUA));
 }
 
-int elv_merge_back_from(struct elv_queue *q, struct elv_request *c, struct elv_request *rq,
-			uint64_t now);
-int elv_merge_front_into(struct elv_queue *q, struct elv_request *c, struct elv_request *rq,
-			 uint64_t now);
+int elv_merge_back_from(struct elv_queue *q, struct elv_request *c, struct elv_request *rq);
+int elv_merge_front_into(struct elv_queue *q, struct elv_request *c, struct elv_request *rq);
 
 /* A queued request that starts where @rq ends, through whichever lookup the policy has. */
 static inline struct elv_request *elv_policy_find_next(struct elv_queue *q,
@@ -167,20 +165,19 @@ static inline struct elv_request *elv_policy_find_next(struct elv_queue *q,
 
 /*
  * Try to merge new request @rq into a queued one: 1 when it was absorbed. Inline because the
- * common case, a miss, is two lookups and should cost no calls.
+ * common case, a miss, is two lookups and should cost no calls. Merges are traced at q->now.
  */
-static ELV_SPEED_INLINE int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq,
-						  uint64_t now)
+static ELV_SPEED_INLINE int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq)
 {
 	struct elv_request *c;
 
 	if (q->cfg.no_merges || !elv_rq_mergeable(rq))
 		return 0;
 	c = elv_hash_find(&q->hash, rq->sector);
-	if (c && elv_merge_back_from(q, c, rq, now))
+	if (c && elv_merge_back_from(q, c, rq))
 		return 1;
 	c = elv_policy_find_next(q, rq);
-	return c && elv_merge_front_into(q, c, rq, now);
+	return c && elv_merge_front_into(q, c, rq);
 }
 
 #if defined(__GNUC__)

@@ -52,8 +52,8 @@ static struct elv_request *elv_find_back(struct elv_queue *q, const struct elv_r
  * leaves the library before the host's callback runs, and @keep still shows its old extent
  * to the callback. Then @keep grows and is re-keyed in the hash, and the policy is told.
  */
-static ELV_SPEED_INLINE void elv_join(struct elv_queue *q, struct elv_request *keep, struct elv_request *gone,
-		     enum elv_merge_kind kind, uint64_t now)
+static ELV_SPEED_INLINE void elv_join(struct elv_queue *q, struct elv_request *keep,
+				       struct elv_request *gone, enum elv_merge_kind kind)
 {
 	const struct elv_policy *p = q->policy;
 	uint64_t sector = gone->sector;
@@ -68,7 +68,7 @@ static ELV_SPEED_INLINE void elv_join(struct elv_queue *q, struct elv_request *k
 		q->nr_queued--;
 	}
 	(&q->stats.merged_back)[kind - ELV_MERGE_BACK]++;
-	elv_trace(q, ELV_TRACE_MERGE, keep, gone, (uint64_t)kind, now);
+	elv_trace(q, ELV_TRACE_MERGE, keep, gone, (uint64_t)kind, q->now);
 	elv_rq_release(q, gone);
 	if (q->cfg.merge)
 		q->cfg.merge(q->cfg.ctx, keep, gone, kind);
@@ -99,40 +99,38 @@ _Static_assert(offsetof(struct elv_stats, merged_front) ==
  * neighbour on that side; join the two if the rules allow.
  */
 static void elv_merge_neighbour(struct elv_queue *q, struct elv_request *rq,
-				enum elv_merge_kind grew, uint64_t now)
+				enum elv_merge_kind grew)
 {
 	struct elv_request *c;
 
 	if (grew == ELV_MERGE_BACK) {
 		c = elv_policy_find_next(q, rq);
 		if (c && c != rq && elv_can_merge(q, rq, c, ELV_MERGE_REQ))
-			elv_join(q, rq, c, ELV_MERGE_REQ, now);
+			elv_join(q, rq, c, ELV_MERGE_REQ);
 	} else {
 		c = elv_find_back(q, rq, elv_hash_find(&q->hash, rq->sector), ELV_MERGE_REQ);
 		if (c)
-			elv_join(q, c, rq, ELV_MERGE_REQ, now);
+			elv_join(q, c, rq, ELV_MERGE_REQ);
 	}
 }
 
 /* The back-merge candidate chain starting at @c (from the hash): merge @rq if any allows. */
-int elv_merge_back_from(struct elv_queue *q, struct elv_request *c, struct elv_request *rq,
-			uint64_t now)
+int elv_merge_back_from(struct elv_queue *q, struct elv_request *c, struct elv_request *rq)
 {
 	c = elv_find_back(q, rq, c, ELV_MERGE_BACK);
 	if (!c)
 		return 0;
-	elv_join(q, c, rq, ELV_MERGE_BACK, now);
-	elv_merge_neighbour(q, c, ELV_MERGE_BACK, now);
+	elv_join(q, c, rq, ELV_MERGE_BACK);
+	elv_merge_neighbour(q, c, ELV_MERGE_BACK);
 	return 1;
 }
 
 /* @c starts where @rq ends: merge @rq in front of it if the rules allow. */
-int elv_merge_front_into(struct elv_queue *q, struct elv_request *c, struct elv_request *rq,
-			 uint64_t now)
+int elv_merge_front_into(struct elv_queue *q, struct elv_request *c, struct elv_request *rq)
 {
 	if (c == rq || !elv_can_merge(q, rq, c, ELV_MERGE_FRONT))
 		return 0;
-	elv_join(q, c, rq, ELV_MERGE_FRONT, now);
-	elv_merge_neighbour(q, c, ELV_MERGE_FRONT, now);
+	elv_join(q, c, rq, ELV_MERGE_FRONT);
+	elv_merge_neighbour(q, c, ELV_MERGE_FRONT);
 	return 1;
 }

@@ -352,23 +352,23 @@ int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	elv_trace(q, ELV_TRACE_INSERT, rq, NULL, 0, now);
 	if (ELV_UNLIKELY((rq->flags & ELV_RQ_BARRIER) || q->nr_held))
 		return elv_add_held(q, rq);
-	if (elv_try_merge_on_add(q, rq, now))
+	if (elv_try_merge_on_add(q, rq))
 		return 1; /* absorbed and already handed back through the merge callback */
 	elv_policy_add(q, rq, now);
 	return 0;
 }
 
 /* The head barrier left: let the requests behind it, up to the next barrier, reach the policy. */
-static void elv_release_held(struct elv_queue *q, uint64_t now)
+static void elv_release_held(struct elv_queue *q)
 {
 	struct elv_request *rq;
 
 	while ((rq = elv_list_first_rq(&q->held)) && !(rq->flags & ELV_RQ_BARRIER)) {
 		elv_list_del(&rq->fifo);
 		q->nr_held--;
-		if (elv_try_merge_on_add(q, rq, now))
+		if (elv_try_merge_on_add(q, rq))
 			continue;
-		elv_policy_add(q, rq, now);
+		elv_policy_add(q, rq, q->now);
 	}
 }
 
@@ -407,7 +407,7 @@ static ELV_COLD struct elv_request *elv_pick_slow(struct elv_queue *q, uint64_t 
 		elv_list_del(&rq->fifo);
 		q->nr_held--;
 		q->nr_barriers--;
-		elv_release_held(q, now);
+		elv_release_held(q);
 	}
 	return rq;
 }
@@ -418,6 +418,7 @@ int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_r
 
 	if (ELV_UNLIKELY(!q || !out || (flags & ~(unsigned)ELV_DISPATCH_FORCE)))
 		return ELV_EINVAL;
+	q->now = now; /* requests released from behind a barrier are added at this time */
 	if (ELV_LIKELY(elv_list_empty(&q->requeue) && q->nr_queued))
 		rq = elv_pick_policy(q, now, (int)(flags & ELV_DISPATCH_FORCE));
 	else
@@ -425,7 +426,6 @@ int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_r
 	if (!rq)
 		return ELV_EAGAIN;
 	rq->state = ELV_RQ_DISPATCHED;
-	q->now = now;
 	q->nr_in_flight++;
 	q->stats.dispatched[elv_rq_dir(rq)]++;
 	elv_trace(q, ELV_TRACE_DISPATCH, rq, NULL, 0, now);
@@ -514,7 +514,7 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 			q->nr_barriers--;
 			/* Nothing orders the requests behind a cancelled head barrier any more. */
 			if (head_barrier)
-				elv_release_held(q, q->now);
+				elv_release_held(q);
 		}
 		break;
 	}
