@@ -458,19 +458,28 @@ static void dirty_add(struct elv_sim_dev *d, uint64_t lo, uint32_t n)
 	d->dirty_sectors += n;
 }
 
-/* A write absorbed by the buffer: it waits only when the buffer is full. */
+/*
+ * A write absorbed by the buffer. Write-back level 2 keeps one sequential run dirty: a write
+ * that does not append to the run waits until the run is on the media and starts a new one;
+ * an appending write waits only for room.
+ */
 static double accept_write(struct elv_sim_dev *d, struct elv_sim_io *io, double ts)
 {
 	const struct elv_sim_disk_params *dp = &d->p.disk;
 	double t = ts;
 
 	destage_until(d, ts);
-	if (d->dirty_sectors + io->nr_sectors > dp->write_buffer) {
+	if ((d->dirty_n || d->mech_free > ts) && io->sector != d->run_end) {
+		while (d->dirty_n)
+			destage_one(d, ts);
+		t = d->mech_free > ts ? d->mech_free : ts;
+	} else if (d->dirty_sectors + io->nr_sectors > dp->write_buffer) {
 		while (d->dirty_n && d->dirty_sectors + io->nr_sectors > dp->write_buffer)
 			destage_one(d, ts);
 		t = d->mech_free > ts ? d->mech_free : ts;
 	}
 	dirty_add(d, io->sector, io->nr_sectors);
+	d->run_end = io->sector + io->nr_sectors;
 	if (d->segs)
 		cache_invalidate(d, io->sector, io->sector + io->nr_sectors);
 	io->cache_hit = 1;

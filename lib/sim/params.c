@@ -79,8 +79,9 @@ static void preset_ide2003(struct elv_sim_dev_params *p)
 	dp->cache_segments = 8;
 	dp->segment_sectors = 512;
 	dp->readahead_max = 512;
-	/* IDE drives shipped with write-back caching on: 1 MB of the 2 MB buffer for writes. */
-	dp->write_buffer = 2048;
+	/* IDE drives shipped with write-back caching on. Write-back level 2 keeps one
+	 * sequential run dirty, in one segment of the cache: 256 KiB of the 2 MB. */
+	dp->write_buffer = 512;
 }
 
 /* Page-mapped SSD with the NAND timings of the DiskSim SSD extension. */

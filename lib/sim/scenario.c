@@ -130,19 +130,26 @@ static const struct elv_sim_published pub_wb[] = {
 	  "linux-kernel, May 2003" },
 };
 
+/* The file dd rewrites (1000 blocks of 1 MiB) and the turns of the shell loop simulated. */
+#define WB_FILE_SECTORS (1000ULL * MB_SECTORS)
+#define WB_PASSES 10
+
 static void build_wb(struct elv_sim_config *c, double scale)
 {
 	uint64_t cap = c->dev.capacity;
 	struct elv_sim_stream_spec *w = add_stream(c, "dd", ELV_SIM_WRITER);
 	struct elv_sim_stream_spec *r = add_stream(c, "reader", ELV_SIM_SYNC_READER);
 
-	/* dd bs=1M count=1000 through the page cache: 128 KiB requests, the 128-request
-	 * queue kept full by writeback. */
+	/* dd bs=1M count=1000 conv=notrunc in an endless loop, through the page cache: the
+	 * same 1000 MiB file rewritten in place, 128 KiB requests, the 128-request queue kept
+	 * full by writeback. WB_PASSES turns of the loop give even noop's reader, which gets
+	 * about one read through per 0.7 s, a few hundred reads, so p99 is a percentile and
+	 * not the largest sample. */
 	w->region_start = align8(cap / 20);
-	w->region_len = align8(cap / 4 < 4096 * MB_SECTORS ? cap / 4 : 4096 * MB_SECTORS);
+	w->region_len = align8(cap / 4 < WB_FILE_SECTORS ? cap / 4 : WB_FILE_SECTORS);
 	w->rq_sectors = 256;
 	w->depth = 128;
-	w->bytes = scaled(1000, scale) * 1000000;
+	w->bytes = scaled(WB_PASSES * 1000.0, scale) * 1048576;
 	/* The interactive process: a few dependent 4 KiB reads close together, then the user
 	 * thinks for about a second. */
 	r->pattern = ELV_SIM_LOCALITY;

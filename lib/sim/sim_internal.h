@@ -80,6 +80,7 @@ struct elv_sim_dev {
 	uint32_t dirty_n;
 	uint32_t dirty_cap;
 	uint64_t dirty_sectors;
+	uint64_t run_end;           /* sector after the last write taken into the buffer */
 	double mech_free;           /* the arm is free from this time on (ns) */
 
 	/* flash */

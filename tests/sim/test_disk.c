@@ -204,15 +204,43 @@ static void test_write_back(void **state)
 	/* Absorbed: only the bus time of 2 sectors. */
 	assert_int_equal(one(d, 0, 2, ELV_OP_WRITE, 0, &io), 20000);
 	assert_true(io.cache_hit);
-	/* Meanwhile the arm wrote sectors 0-1 back (0 to 0.2 ms); this one fits too. */
-	assert_int_equal(one(d, 50, 2, ELV_OP_WRITE, 20000, &io), 40000);
-	/* A read miss waits for the write-back of sectors 50-51: from 0.2 ms, angle 0.02 to
-	 * 0.5 is 4.8 ms, then 0.2 ms; sector 10 (angle 0.1) from 0.52 is 5.8 ms more, the
-	 * sector 0.1 ms and the bus 0.01 ms: 11.11 ms. */
-	assert_int_equal(one(d, 10, 1, ELV_OP_READ, 40000, &io), 11110000);
+	/* Meanwhile the arm writes sectors 0-1 back (0 to 0.2 ms); sectors 2-3 append to the
+	 * dirty run, so they are taken at once. */
+	assert_int_equal(one(d, 2, 2, ELV_OP_WRITE, 20000, &io), 40000);
+	assert_true(io.cache_hit);
+	/* Sectors 50-51 do not append: the run (2-3, at angle 0.02 when the arm is free at
+	 * 0.2 ms, so 0.2 to 0.4 ms) reaches the media first, then the bus: 0.42 ms. */
+	assert_int_equal(one(d, 50, 2, ELV_OP_WRITE, 40000, &io), 420000);
+	assert_true(io.cache_hit);
+	/* A read miss waits for the write-back of sectors 50-51: from 0.4 ms, angle 0.04 to
+	 * 0.5 is 4.6 ms, then 0.2 ms; sector 10 (angle 0.1) from 5.2 ms (angle 0.52) is 5.8 ms
+	 * more, the sector 0.1 ms and the bus 0.01 ms: 11.11 ms. */
+	assert_int_equal(one(d, 10, 1, ELV_OP_READ, 420000, &io), 11110000);
+	assert_false(io.cache_hit);
 	elv_sim_dev_get_stats(d, &st);
-	assert_int_equal(st.write_hits, 2);
+	assert_int_equal(st.write_hits, 3);
+	/* 0.2 + 0.2 + (4.6 + 0.2) ms of write-back */
 	assert_int_equal(st.destage_ns, 5200000);
+	elv_sim_dev_destroy(d);
+}
+
+/* A sequential run larger than the buffer waits only for room, one extent at a time. */
+static void test_write_back_room(void **state)
+{
+	struct elv_sim_dev_params p;
+	struct elv_sim_dev *d;
+	struct elv_sim_io io;
+
+	(void)state;
+	toy(&p, 0);
+	p.disk.write_buffer = 4;
+	assert_int_equal(elv_sim_dev_create(&d, &p), 0);
+	/* No bus time: 0-3 fill the buffer at once; the arm writes them from 0 to 0.4 ms. */
+	assert_int_equal(one(d, 0, 4, ELV_OP_WRITE, 0, &io), 0);
+	/* 4-5 append but need room: the extent 0-3 must be on the media (0.4 ms). */
+	assert_int_equal(one(d, 4, 2, ELV_OP_WRITE, 0, &io), 400000);
+	/* 6-7 fit beside 4-5, which the arm writes from 0.4 to 0.6 ms. */
+	assert_int_equal(one(d, 6, 2, ELV_OP_WRITE, 400000, &io), 400000);
 	elv_sim_dev_destroy(d);
 }
 
@@ -348,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_skewed_transfer),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_write_back),
+		cmocka_unit_test(test_write_back_room),
 		cmocka_unit_test(test_drive_order),
 		cmocka_unit_test(test_ordered_tag),
 		cmocka_unit_test(test_barracuda_qd1),
