@@ -239,6 +239,12 @@ ELV_API void elv_rb_insert(struct elv_rb_root *t, struct elv_rb_node *n,
 			   struct elv_rb_node *parent, struct elv_rb_node **link, int leftmost);
 /** @brief Unlink @p n from @p t and rebalance. */
 ELV_API void elv_rb_erase(struct elv_rb_root *t, struct elv_rb_node *n);
+/**
+ * @brief Unlink @p n from @p t and rebalance, like elv_rb_erase(), and return the node that
+ * followed @p n in order (NULL if it was the last). Cheaper than elv_rb_next() then
+ * elv_rb_erase(), which both look for the successor.
+ */
+ELV_API struct elv_rb_node *elv_rb_erase_next(struct elv_rb_root *t, struct elv_rb_node *n);
 /** @brief In-order successor, or NULL. */
 ELV_API struct elv_rb_node *elv_rb_next(const struct elv_rb_node *n);
 /** @brief In-order predecessor, or NULL. */
@@ -254,6 +260,11 @@ static inline struct elv_request *elv_rb_rq(const struct elv_rb_node *n)
 ELV_API void elv_sort_add(struct elv_rb_root *t, struct elv_request *rq);
 /** @brief Remove a request from a sector-sorted tree. */
 ELV_API void elv_sort_del(struct elv_rb_root *t, struct elv_request *rq);
+/**
+ * @brief Remove a request from a sector-sorted tree, like elv_sort_del(), and return the
+ * request that followed it in sector order, or NULL.
+ */
+ELV_API struct elv_request *elv_sort_del_next(struct elv_rb_root *t, struct elv_request *rq);
 /** @brief The first request (lowest sector) or NULL. */
 static inline struct elv_request *elv_sort_first(const struct elv_rb_root *t)
 {

@@ -8,41 +8,33 @@
  *
  * Everything is iterative: no recursion, no allocation, O(log n) per update.
  */
+#include <stddef.h>
+
 #include "elv_internal.h"
 
 #define RB_RED ((uintptr_t)0)
 #define RB_BLACK ((uintptr_t)1)
 
-static inline uintptr_t rb_color(const struct elv_rb_node *n)
+/* Children are reached by direction (0 left, 1 right), so mirrored cases share one body. */
+_Static_assert(offsetof(struct elv_rb_node, right) ==
+		       offsetof(struct elv_rb_node, left) + sizeof(struct elv_rb_node *),
+	       "the children of a node must be adjacent, left first");
+
+static inline struct elv_rb_node **rb_kid(struct elv_rb_node *n, unsigned dir)
 {
-	return n->parent_color & 1u;
+	return (struct elv_rb_node **)(void *)((char *)n + offsetof(struct elv_rb_node, left) +
+						dir * sizeof(struct elv_rb_node *));
 }
 
 /* NULL children are black leaves. */
 static inline int rb_is_red(const struct elv_rb_node *n)
 {
-	return n != NULL && rb_color(n) == RB_RED;
-}
-
-static inline void rb_set_black(struct elv_rb_node *n)
-{
-	n->parent_color |= RB_BLACK;
-}
-
-static inline void rb_set_red(struct elv_rb_node *n)
-{
-	n->parent_color &= ~(uintptr_t)1;
+	return n != NULL && !(n->parent_color & RB_BLACK);
 }
 
 static inline void rb_set_parent(struct elv_rb_node *n, struct elv_rb_node *p)
 {
-	n->parent_color = (uintptr_t)p | rb_color(n);
-}
-
-static inline void rb_set_parent_color(struct elv_rb_node *n, struct elv_rb_node *p,
-				       uintptr_t color)
-{
-	n->parent_color = (uintptr_t)p | color;
+	n->parent_color = (uintptr_t)p | (n->parent_color & RB_BLACK);
 }
 
 /* Point whatever referenced @old (its parent's child slot or the root) at @new. */
@@ -51,235 +43,214 @@ static void rb_replace_child(struct elv_rb_root *t, struct elv_rb_node *parent,
 {
 	if (parent == NULL)
 		t->root = new;
-	else if (parent->left == old)
-		parent->left = new;
 	else
-		parent->right = new;
+		*rb_kid(parent, parent->left != old) = new;
 }
 
 /*
- * Rotate left around @x: its right child y takes its place and x becomes y's left child.
- * Colours are untouched; callers recolour.
+ * Rotate @x down to side @dir: y, its child on the other side, takes x's place and colour,
+ * and x becomes y's @dir child with colour @color. Every rotation of the fixups below sets
+ * those two colours, so they are set here with the links.
  */
-static void rb_rotate_left(struct elv_rb_root *t, struct elv_rb_node *x)
+static void rb_rotate(struct elv_rb_root *t, struct elv_rb_node *x, unsigned dir, uintptr_t color)
 {
-	struct elv_rb_node *y = x->right;
-	struct elv_rb_node *p = elv_rb_parent(x);
+	struct elv_rb_node *y = *rb_kid(x, !dir);
+	struct elv_rb_node *b = *rb_kid(y, dir);
+	uintptr_t pc = x->parent_color;
 
-	x->right = y->left;
-	if (y->left)
-		rb_set_parent(y->left, x);
-	y->left = x;
-	rb_set_parent(y, p);
-	rb_replace_child(t, p, x, y);
-	rb_set_parent(x, y);
+	*rb_kid(x, !dir) = b;
+	if (b)
+		rb_set_parent(b, x);
+	*rb_kid(y, dir) = x;
+	y->parent_color = pc;
+	x->parent_color = (uintptr_t)y | color;
+	rb_replace_child(t, (struct elv_rb_node *)(pc & ~RB_BLACK), x, y);
 }
 
-/* Mirror image of rb_rotate_left(). */
-static void rb_rotate_right(struct elv_rb_root *t, struct elv_rb_node *x)
+/*
+ * Link @n, red, at @link below @parent, then restore the colour rules. A red node's
+ * parent_color is its parent pointer as is, which saves masking on the way up.
+ */
+static void rb_link_fixup(struct elv_rb_root *t, struct elv_rb_node *n,
+			  struct elv_rb_node *parent, struct elv_rb_node **link)
 {
-	struct elv_rb_node *y = x->left;
-	struct elv_rb_node *p = elv_rb_parent(x);
+	struct elv_rb_node *p, *g, *u;
+	unsigned dir;
 
-	x->left = y->right;
-	if (y->right)
-		rb_set_parent(y->right, x);
-	y->right = x;
-	rb_set_parent(y, p);
-	rb_replace_child(t, p, x, y);
-	rb_set_parent(x, y);
-}
-
-/* Restore the colour rules after linking the red node @n. */
-static void rb_insert_fixup(struct elv_rb_root *t, struct elv_rb_node *n)
-{
-	struct elv_rb_node *p;
-
-	while ((p = elv_rb_parent(n)) != NULL && rb_is_red(p)) {
+	n->parent_color = (uintptr_t)parent;
+	n->left = NULL;
+	n->right = NULL;
+	*link = n;
+	while ((p = (struct elv_rb_node *)n->parent_color) != NULL) {
+		if (p->parent_color & RB_BLACK)
+			return;
 		/* A red parent is never the root, so the grandparent exists. */
-		struct elv_rb_node *g = elv_rb_parent(p);
-		struct elv_rb_node *u = (p == g->left) ? g->right : g->left;
-
+		g = (struct elv_rb_node *)p->parent_color;
+		dir = p != g->left;
+		u = *rb_kid(g, !dir);
 		if (rb_is_red(u)) {
 			/* Push the blackness down from g and retry two levels up. */
-			rb_set_black(p);
-			rb_set_black(u);
-			rb_set_red(g);
+			p->parent_color |= RB_BLACK;
+			u->parent_color |= RB_BLACK;
+			g->parent_color &= ~RB_BLACK;
 			n = g;
 			continue;
 		}
-		if (p == g->left) {
-			if (n == p->right) {
-				rb_rotate_left(t, p);
-				p = n;
-			}
-			rb_rotate_right(t, g);
-		} else {
-			if (n == p->left) {
-				rb_rotate_right(t, p);
-				p = n;
-			}
-			rb_rotate_left(t, g);
+		if (n != *rb_kid(p, dir)) {
+			/* n is the inner grandchild: make it the outer one (both stay red). */
+			rb_rotate(t, p, dir, RB_RED);
+			p = n;
 		}
-		/* p now heads the subtree where g was. */
-		rb_set_black(p);
-		rb_set_red(g);
-		break;
+		/* p takes g's place and its black; g goes down red. */
+		rb_rotate(t, g, !dir, RB_RED);
+		return;
 	}
-	rb_set_black(t->root);
+	n->parent_color = RB_BLACK; /* the root */
 }
 
 void elv_rb_insert(struct elv_rb_root *t, struct elv_rb_node *n, struct elv_rb_node *parent,
 		   struct elv_rb_node **link, int leftmost)
 {
-	rb_set_parent_color(n, parent, RB_RED);
-	n->left = NULL;
-	n->right = NULL;
-	*link = n;
 	if (leftmost || t->first == NULL)
 		t->first = n;
-	rb_insert_fixup(t, n);
+	rb_link_fixup(t, n, parent, link);
 }
 
 /*
- * Restore the black height after a black node was removed above @x (possibly NULL), whose
- * parent is @parent: x carries one "extra black" until it can be absorbed.
+ * Restore the black height after a black leaf was removed below @p: the emptied slot @x
+ * (NULL at first) carries one "extra black" until it can be absorbed. The sibling exists
+ * because that side has a black height of at least 1.
  */
-static void rb_erase_fixup(struct elv_rb_root *t, struct elv_rb_node *x,
-			   struct elv_rb_node *parent)
+static void rb_erase_fixup(struct elv_rb_root *t, struct elv_rb_node *x, struct elv_rb_node *p)
 {
-	while (x != t->root && !rb_is_red(x)) {
-		struct elv_rb_node *w;
+	struct elv_rb_node *w, *far;
+	unsigned dir;
 
-		if (x == parent->left) {
-			w = parent->right; /* non-NULL: that side has a black height >= 1 */
-			if (rb_is_red(w)) {
-				rb_set_black(w);
-				rb_set_red(parent);
-				rb_rotate_left(t, parent);
-				w = parent->right;
-			}
-			if (!rb_is_red(w->left) && !rb_is_red(w->right)) {
-				rb_set_red(w);
-				x = parent;
-				parent = elv_rb_parent(x);
-				continue;
-			}
-			if (!rb_is_red(w->right)) {
-				rb_set_black(w->left);
-				rb_set_red(w);
-				rb_rotate_right(t, w);
-				w = parent->right;
-			}
-			rb_set_parent_color(w, elv_rb_parent(w), rb_color(parent));
-			rb_set_black(parent);
-			rb_set_black(w->right);
-			rb_rotate_left(t, parent);
-		} else {
-			w = parent->left;
-			if (rb_is_red(w)) {
-				rb_set_black(w);
-				rb_set_red(parent);
-				rb_rotate_right(t, parent);
-				w = parent->left;
-			}
-			if (!rb_is_red(w->left) && !rb_is_red(w->right)) {
-				rb_set_red(w);
-				x = parent;
-				parent = elv_rb_parent(x);
-				continue;
-			}
-			if (!rb_is_red(w->left)) {
-				rb_set_black(w->right);
-				rb_set_red(w);
-				rb_rotate_left(t, w);
-				w = parent->left;
-			}
-			rb_set_parent_color(w, elv_rb_parent(w), rb_color(parent));
-			rb_set_black(parent);
-			rb_set_black(w->left);
-			rb_rotate_right(t, parent);
+	for (;;) {
+		dir = x != p->left;
+		w = *rb_kid(p, !dir);
+		if (!(w->parent_color & RB_BLACK)) {
+			/* Red sibling: rotate it up (black, as p was) so x gets a black one. */
+			rb_rotate(t, p, dir, RB_RED);
+			w = *rb_kid(p, !dir);
 		}
-		x = t->root;
-		break;
+		far = *rb_kid(w, !dir);
+		if (!rb_is_red(far)) {
+			struct elv_rb_node *near = *rb_kid(w, dir);
+
+			if (!rb_is_red(near)) {
+				/* Both nephews black: move the extra black up. */
+				w->parent_color &= ~RB_BLACK;
+				if (!(p->parent_color & RB_BLACK)) {
+					p->parent_color |= RB_BLACK;
+					return;
+				}
+				x = p;
+				p = elv_rb_parent(x);
+				if (p == NULL)
+					return;
+				continue;
+			}
+			/* Only the near nephew is red: make it the (black) sibling, w its red
+			 * far child. */
+			rb_rotate(t, w, !dir, RB_RED);
+			far = w;
+			w = near;
+		}
+		/* Far nephew red: w takes p's place and colour, p and far turn black. */
+		far->parent_color |= RB_BLACK;
+		rb_rotate(t, p, dir, RB_BLACK);
+		return;
 	}
-	if (x)
-		rb_set_black(x);
 }
 
-void elv_rb_erase(struct elv_rb_root *t, struct elv_rb_node *n)
+/*
+ * Unlink @n. @s is n's in-order successor; it is read only when n has two children (then
+ * it is the leftmost node of n's right subtree) or n is the first node.
+ */
+static void rb_erase_at(struct elv_rb_root *t, struct elv_rb_node *n, struct elv_rb_node *s)
 {
 	struct elv_rb_node *child, *parent;
-	uintptr_t removed_color;
 
-	/* The successor must be found while n is still linked. */
 	if (t->first == n)
-		t->first = elv_rb_next(n);
-
+		t->first = s;
 	if (n->left == NULL || n->right == NULL) {
-		/* At most one child: it takes n's place. */
 		child = n->left ? n->left : n->right;
 		parent = elv_rb_parent(n);
-		removed_color = rb_color(n);
 		rb_replace_child(t, parent, n, child);
-		if (child)
-			rb_set_parent(child, parent);
+		if (child) {
+			/* A lone child is a red leaf below a black n: it takes n's place and colour. */
+			child->parent_color = n->parent_color;
+			return;
+		}
+		if (!(n->parent_color & RB_BLACK))
+			return;
 	} else {
-		/* Two children: n's successor s (no left child) moves into n's place. */
-		struct elv_rb_node *s = n->right;
+		/* s (no left child) moves into n's place, taking n's colour. */
+		uintptr_t s_color = s->parent_color & RB_BLACK;
 
-		while (s->left)
-			s = s->left;
 		child = s->right;
-		removed_color = rb_color(s);
 		if (s == n->right) {
 			parent = s;
 		} else {
 			parent = elv_rb_parent(s);
 			parent->left = child;
-			if (child)
-				rb_set_parent(child, parent);
 			s->right = n->right;
 			rb_set_parent(s->right, s);
 		}
 		s->left = n->left;
 		rb_set_parent(s->left, s);
 		rb_replace_child(t, elv_rb_parent(n), n, s);
-		s->parent_color = n->parent_color; /* n's parent and n's colour */
+		s->parent_color = n->parent_color;
+		if (child) {
+			/* Red leaf below a black s: it takes s's old place, black. */
+			child->parent_color = (uintptr_t)parent | RB_BLACK;
+			return;
+		}
+		if (!s_color)
+			return;
 	}
-	if (removed_color == RB_BLACK)
-		rb_erase_fixup(t, child, parent);
+	if (parent != NULL)
+		rb_erase_fixup(t, NULL, parent);
+}
+
+void elv_rb_erase(struct elv_rb_root *t, struct elv_rb_node *n)
+{
+	rb_erase_at(t, n, (n->left && n->right) || t->first == n ? elv_rb_next(n) : NULL);
+}
+
+struct elv_rb_node *elv_rb_erase_next(struct elv_rb_root *t, struct elv_rb_node *n)
+{
+	struct elv_rb_node *s = elv_rb_next(n);
+
+	rb_erase_at(t, n, s);
+	return s;
+}
+
+/* The in-order neighbour of @n on side @dir (0 predecessor, 1 successor), or NULL. */
+static inline struct elv_rb_node *rb_step(const struct elv_rb_node *n, unsigned dir)
+{
+	struct elv_rb_node *c = *rb_kid((struct elv_rb_node *)n, dir), *p;
+
+	if (c) {
+		while ((p = *rb_kid(c, !dir)) != NULL)
+			c = p;
+		return c;
+	}
+	/* Climb until we leave a subtree on the other side. */
+	while ((p = elv_rb_parent(n)) != NULL && n == *rb_kid(p, dir))
+		n = p;
+	return p;
 }
 
 struct elv_rb_node *elv_rb_next(const struct elv_rb_node *n)
 {
-	struct elv_rb_node *p;
-
-	if (n->right) {
-		n = n->right;
-		while (n->left)
-			n = n->left;
-		return (struct elv_rb_node *)n;
-	}
-	/* Climb until we leave a left subtree. */
-	while ((p = elv_rb_parent(n)) != NULL && n == p->right)
-		n = p;
-	return p;
+	return rb_step(n, 1);
 }
 
 struct elv_rb_node *elv_rb_prev(const struct elv_rb_node *n)
 {
-	struct elv_rb_node *p;
-
-	if (n->left) {
-		n = n->left;
-		while (n->right)
-			n = n->right;
-		return (struct elv_rb_node *)n;
-	}
-	while ((p = elv_rb_parent(n)) != NULL && n == p->left)
-		n = p;
-	return p;
+	return rb_step(n, 0);
 }
 
 /* ---- sector-sorted requests ---------------------------------------------------------- */
@@ -291,32 +262,55 @@ static inline uint64_t rb_sector(const struct elv_rb_node *n)
 
 void elv_sort_add(struct elv_rb_root *t, struct elv_request *rq)
 {
+	struct elv_rb_node *n = &rq->ELV_PRIVATE(rb), *p = t->root, *c;
 	struct elv_rb_node **link = &t->root;
-	struct elv_rb_node *parent = NULL;
-	int leftmost = 1;
+	uint64_t key = rq->sector;
 
-	while (*link) {
-		parent = *link;
-		/* Equal keys go right so requests at one sector stay in arrival order. */
-		if (rq->sector < rb_sector(parent)) {
-			link = &parent->left;
-		} else {
-			link = &parent->right;
-			leftmost = 0;
+	/* Equal keys go right so requests at one sector stay in arrival order. Two levels a
+	 * turn, so that the node just left needs no copy. */
+	if (p != NULL) {
+		for (;;) {
+			c = key < rb_sector(p) ? p->left : p->right;
+			if (c == NULL)
+				break;
+			p = key < rb_sector(c) ? c->left : c->right;
+			if (p == NULL) {
+				p = c;
+				break;
+			}
 		}
+		link = rb_kid(p, key >= rb_sector(p));
+		/* Only the first node's empty left slot makes a new first node. */
+		if (link != &t->first->left)
+			goto linked;
 	}
-	elv_rb_insert(t, &rq->ELV_PRIVATE(rb), parent, link, leftmost);
+	t->first = n;
+linked:
+	rb_link_fixup(t, n, p, link);
+}
+
+/* Unlink @n, whose successor is @s (see rb_erase_at()), leaving no stale links behind. */
+static void rb_sort_unlink(struct elv_rb_root *t, struct elv_rb_node *n, struct elv_rb_node *s)
+{
+	rb_erase_at(t, n, s);
+	n->parent_color = 0;
+	n->left = NULL;
+	n->right = NULL;
 }
 
 void elv_sort_del(struct elv_rb_root *t, struct elv_request *rq)
 {
 	struct elv_rb_node *n = &rq->ELV_PRIVATE(rb);
 
-	elv_rb_erase(t, n);
-	/* Leave no stale links to the tree behind. */
-	n->parent_color = 0;
-	n->left = NULL;
-	n->right = NULL;
+	rb_sort_unlink(t, n, (n->left && n->right) || t->first == n ? elv_rb_next(n) : NULL);
+}
+
+struct elv_request *elv_sort_del_next(struct elv_rb_root *t, struct elv_request *rq)
+{
+	struct elv_rb_node *n = &rq->ELV_PRIVATE(rb), *s = elv_rb_next(n);
+
+	rb_sort_unlink(t, n, s);
+	return elv_rb_rq(s);
 }
 
 struct elv_request *elv_sort_ceil(const struct elv_rb_root *t, uint64_t sector)
@@ -336,22 +330,10 @@ struct elv_request *elv_sort_ceil(const struct elv_rb_root *t, uint64_t sector)
 
 struct elv_request *elv_sort_find(const struct elv_rb_root *t, uint64_t sector)
 {
-	const struct elv_rb_node *n = t->root, *found = NULL;
+	/* The ceiling is the earliest arrival among requests at @sector, if there are any. */
+	struct elv_request *rq = elv_sort_ceil(t, sector);
 
-	while (n) {
-		uint64_t s = rb_sector(n);
-
-		if (sector < s) {
-			n = n->left;
-		} else if (sector > s) {
-			n = n->right;
-		} else {
-			/* Keep going left: an earlier arrival at this sector may sit there. */
-			found = n;
-			n = n->left;
-		}
-	}
-	return elv_rb_rq(found);
+	return rq && rq->sector == sector ? rq : NULL;
 }
 
 /* ---- invariant checks ---------------------------------------------------------------- */

@@ -101,6 +101,25 @@ static void del(size_t idx)
 	assert_null(fx.rq[idx].rb.right);
 }
 
+/* Like del(), through elv_sort_del_next(): it must hand back the model's next request. */
+static void del_next(size_t idx)
+{
+	const struct elv_request *want;
+	size_t pos = 0;
+
+	assert_true(fx.in_tree[idx]);
+	while (fx.model[pos] != &fx.rq[idx])
+		pos++;
+	want = pos + 1 < fx.n ? fx.model[pos + 1] : NULL;
+	memmove(&fx.model[pos], &fx.model[pos + 1], (fx.n - pos - 1) * sizeof(fx.model[0]));
+	fx.n--;
+	fx.in_tree[idx] = 0;
+	assert_ptr_equal(elv_sort_del_next(&fx.t, &fx.rq[idx]), want);
+	assert_int_equal(fx.rq[idx].rb.parent_color, 0);
+	assert_null(fx.rq[idx].rb.left);
+	assert_null(fx.rq[idx].rb.right);
+}
+
 static const struct elv_request *model_ceil(uint64_t key)
 {
 	size_t i;
@@ -350,6 +369,83 @@ static void test_random_ops_10000(void **state)
 	assert_true(fx.n > 100);
 }
 
+/* elv_sort_del_next() on random trees with duplicate keys, at every kind of position. */
+static void test_del_next_random(void **state)
+{
+	size_t live[POOL], nlive = 0, freelist[POOL], nfree = 0, i;
+	int op;
+
+	(void)state;
+	fx_reset(777);
+	for (i = POOL; i > 0; i--)
+		freelist[nfree++] = i - 1;
+	for (op = 0; op < 10000; op++) {
+		uint32_t r = rnd();
+
+		if (nlive == 0 || (nfree > 0 && r % 100 < (nlive < 300 ? 60u : 45u))) {
+			size_t idx = freelist[--nfree];
+
+			add(idx, (uint64_t)(rnd() % 500));
+			live[nlive++] = idx;
+		} else {
+			size_t victim = live[rnd() % nlive];
+
+			if (r % 4 == 0) /* also the first and the last node, often */
+				victim = (size_t)((r % 8 == 0 ? fx.model[0] : fx.model[fx.n - 1]) -
+						  fx.rq);
+			for (i = 0; live[i] != victim; i++)
+				;
+			del_next(live[i]);
+			freelist[nfree++] = live[i];
+			live[i] = live[--nlive];
+		}
+		verify();
+	}
+	assert_true(fx.n > 100);
+}
+
+/* A sweep as an elevator does it: take a request, go on from the successor handed back. */
+static void test_del_next_sweep(void **state)
+{
+	struct elv_request *rq;
+	size_t i, next_idx = 600;
+	uint64_t last = 0;
+
+	(void)state;
+	fx_reset(31);
+	for (i = 0; i < 600; i++)
+		add(i, (uint64_t)(rnd() % 2000));
+	verify();
+	rq = elv_sort_first(&fx.t);
+	while (rq != NULL) {
+		size_t idx = (size_t)(rq - fx.rq);
+		struct elv_request *want = NULL;
+		size_t pos;
+
+		assert_true(rq->sector >= last);
+		last = rq->sector;
+		for (pos = 0; fx.model[pos] != rq; pos++)
+			;
+		if (pos + 1 < fx.n)
+			want = fx.model[pos + 1];
+		fx.in_tree[idx] = 0;
+		memmove(&fx.model[pos], &fx.model[pos + 1], (fx.n - pos - 1) * sizeof(fx.model[0]));
+		fx.n--;
+		rq = elv_sort_del_next(&fx.t, rq);
+		assert_ptr_equal(rq, want);
+		verify();
+		/* Arrivals behind and ahead of the sweep while it runs. */
+		if (next_idx < POOL && idx % 3 == 0)
+			add(next_idx++, (uint64_t)(rnd() % 2000));
+	}
+	assert_true(fx.n > 0); /* those that arrived behind the sweep */
+	while (fx.n)
+		del_next((size_t)(fx.model[0] - fx.rq));
+	verify();
+	assert_null(fx.t.root);
+	assert_null(fx.t.first);
+}
+
 /* ---- the generic API with a caller-written search -------------------------------------- */
 
 struct item {
@@ -406,6 +502,40 @@ static void test_generic_nodes(void **state)
 	for (i = 1; i < 300; i += 2)
 		elv_rb_erase(&t, &items[i].node);
 	assert_int_equal(elv_rb_check(&t), 0);
+	assert_null(t.root);
+	assert_null(t.first);
+}
+
+/* elv_rb_erase_next() with a caller-written search: the successor, then NULL after the last. */
+static void test_generic_erase_next(void **state)
+{
+	static struct item items[257];
+	struct elv_rb_root t = { NULL, NULL };
+	struct elv_rb_node *n;
+	uint32_t i;
+
+	(void)state;
+	for (i = 0; i < 257; i++) {
+		items[i].key = (i * 101u) % 257u; /* a permutation of 0..256 */
+		item_insert(&t, &items[i]);
+	}
+	/* Odd keys first, each handing back the even key above it (none after 255). */
+	for (i = 0; i < 257; i++) {
+		if (items[i].key % 2 == 0)
+			continue;
+		n = elv_rb_erase_next(&t, &items[i].node);
+		assert_non_null(n);
+		assert_int_equal(elv_container_of(n, struct item, node)->key, items[i].key + 1);
+		assert_int_equal(elv_rb_check(&t), 0);
+	}
+	/* Then the even ones from the first: each successor is the next even key. */
+	for (i = 0, n = t.first; n != NULL; i += 2) {
+		assert_int_equal(elv_container_of(n, struct item, node)->key, i);
+		n = elv_rb_erase_next(&t, n);
+		assert_int_equal(elv_rb_check(&t), 0);
+		assert_ptr_equal(t.first, n);
+	}
+	assert_int_equal(i, 258);
 	assert_null(t.root);
 	assert_null(t.first);
 }
@@ -514,7 +644,10 @@ int main(void)
 		cmocka_unit_test(test_ceil_find_brute_force),
 		cmocka_unit_test(test_erase_positions),
 		cmocka_unit_test(test_random_ops_10000),
+		cmocka_unit_test(test_del_next_random),
+		cmocka_unit_test(test_del_next_sweep),
 		cmocka_unit_test(test_generic_nodes),
+		cmocka_unit_test(test_generic_erase_next),
 		cmocka_unit_test(test_check_detects_corruption),
 	};
 
