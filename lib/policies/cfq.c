@@ -58,7 +58,8 @@ enum cfqq_flags {
 	CFQQ_SYNC = 1u << 6,          /* a stream's sync queue */
 	CFQQ_DEEP = 1u << 7,          /* has had CFQ_DEEP_QUEUED requests queued */
 	CFQQ_WAIT_BUSY = 1u << 8,     /* slice stretched to wait for one more request */
-	CFQQ_HAS_POS = 1u << 9        /* last_request_pos is meaningful */
+	CFQQ_HAS_POS = 1u << 9,       /* last_request_pos is meaningful */
+	CFQQ_POS_DIRTY = 1u << 10     /* on the position trees' dirty list */
 };
 
 enum cfq_stat {
@@ -99,7 +100,9 @@ struct cfq_queue {
 	struct cfq_st *st;            /* tree it is on, NULL when not busy */
 	struct elv_stream *stream;    /* owner of a sync queue, NULL for shared async queues */
 	struct elv_rb_node p_node;    /* link in a position tree, keyed by next_rq's sector */
-	struct elv_rb_root *p_root;   /* that tree, or NULL */
+	struct elv_rb_root *p_root;   /* the tree it belongs in, or NULL */
+	struct elv_rb_root *p_linked; /* the tree it is linked in (differs while dirty) */
+	struct cfq_queue *p_next;     /* next on the dirty list */
 	uint64_t p_key;
 	uint64_t p_seq;               /* filing order: ties on p_key go to the earlier */
 	uint64_t rb_key;
@@ -159,6 +162,7 @@ struct cfq_data {
 	uint64_t last_end_busy; /* last completion of an RT or BE request */
 	uint64_t epoch; /* tells our in-flight stamps from those of an earlier instance */
 	uint64_t pos_seq; /* next position-tree filing number */
+	struct cfq_queue *pos_dirty; /* queues whose position-tree link is out of date */
 	uint32_t busy_queues;
 	uint32_t busy_sync_queues;
 	uint32_t rq_queued;
@@ -418,11 +422,11 @@ static struct cfq_queue *cfq_pos_queue(const struct elv_rb_node *n)
 }
 
 /*
- * Position trees hold sync queues by (next request's sector, filing order). The active queue
- * is only looked up once it has nothing queued (it then has no next request and is not
- * filed), so while it runs it is kept out of its tree: its key still follows its next
- * request (p_root, p_key and p_seq say where it belongs) and it is linked back in, at the
- * place its filing order gives it, when its turn ends.
+ * Position trees hold sync queues by (next request's sector, filing order), and are only
+ * looked at when a non-seeky active queue runs dry. So they are brought up to date lazily:
+ * a queue whose next request changed gets its new key and filing number (p_root, p_key,
+ * p_seq) and goes on a dirty list; the trees are fixed up from that list just before a
+ * lookup. Filing numbers order equal keys, so the trees come out as if kept eagerly.
  */
 static void cfq_pos_link(struct cfq_queue *cq)
 {
@@ -441,27 +445,46 @@ static void cfq_pos_link(struct cfq_queue *cq)
 		}
 	}
 	elv_rb_insert(cq->p_root, &cq->p_node, parent, link, leftmost);
+	cq->p_linked = cq->p_root;
 }
 
-/* Keep a sync queue filed in its level's position tree under its next request's sector. */
+/* Unlink every dirty queue first: linked ones may carry keys newer than their place. */
+static void cfq_pos_flush(struct cfq_data *cd)
+{
+	struct cfq_queue *cq;
+
+	for (cq = cd->pos_dirty; cq; cq = cq->p_next) {
+		if (cq->p_linked)
+			elv_rb_erase(cq->p_linked, &cq->p_node);
+		cq->p_linked = NULL;
+	}
+	for (cq = cd->pos_dirty; cq; cq = cq->p_next) {
+		cq->flags &= (uint16_t)~CFQQ_POS_DIRTY;
+		if (cq->p_root)
+			cfq_pos_link(cq);
+	}
+	cd->pos_dirty = NULL;
+}
+
+/* File a sync queue in its level's position tree under its next request's sector. */
 static void cfq_pos_sync(struct cfq_data *cd, struct cfq_queue *cq)
 {
 	struct elv_rb_root *root = NULL;
-	int linked = cq != cd->active;
 
 	if (cq->next_rq && cfqq_sync(cq) && cq->cls != CFQ_IDLE)
 		root = &cd->pos_tree[cq->level];
 	if (cq->p_root == root && (!root || cq->p_key == cq->next_rq->sector))
 		return;
-	if (cq->p_root && linked)
-		elv_rb_erase(cq->p_root, &cq->p_node);
 	cq->p_root = root;
-	if (!root)
+	if (root) {
+		cq->p_key = cq->next_rq->sector;
+		cq->p_seq = cd->pos_seq++;
+	}
+	if (cq->flags & CFQQ_POS_DIRTY)
 		return;
-	cq->p_key = cq->next_rq->sector;
-	cq->p_seq = cd->pos_seq++;
-	if (linked)
-		cfq_pos_link(cq);
+	cq->flags |= CFQQ_POS_DIRTY;
+	cq->p_next = cd->pos_dirty;
+	cd->pos_dirty = cq;
 }
 
 /* The queue whose next request starts nearest to @sector, if within CFQ_CLOSE_THR. */
@@ -495,6 +518,7 @@ static struct cfq_queue *cfq_close_cooperator(struct cfq_data *cd, const struct 
 
 	if (!cfqq_sync(cur) || cur->cls == CFQ_IDLE || cfqq_seeky(cur) || cd->busy_queues < 2)
 		return NULL;
+	cfq_pos_flush(cd);
 	cq = cfq_pos_closest(&cd->pos_tree[cur->level], cd->last_position);
 	if (!cq || cq == cur || cfqq_seeky(cq) || (cq->cls == CFQ_RT) != (cur->cls == CFQ_RT))
 		return NULL;
@@ -780,9 +804,6 @@ static void cfq_set_active(struct cfq_data *cd, struct cfq_queue *cq)
 	cq->slice_dispatch = 0;
 	cq->flags &= (uint16_t)~(CFQQ_WAIT_REQUEST | CFQQ_MUST_DISPATCH | CFQQ_FIFO_EXPIRE);
 	cq->flags |= CFQQ_SLICE_NEW;
-	ELV_ASSERT(!cd->active);
-	if (cq->p_root)
-		elv_rb_erase(cq->p_root, &cq->p_node);
 	cd->active = cq;
 	cd->stat[CFQ_ST_SLICES]++;
 }
@@ -811,8 +832,6 @@ static void cfq_expire(struct elv_queue *q, struct cfq_data *cd, int timed_out, 
 			cq->slice_resid = cfq_left(cq->slice_end, now);
 	}
 	cd->active = NULL;
-	if (cq->p_root)
-		cfq_pos_link(cq);
 	if (!(cq->flags & CFQQ_ON_RR))
 		return;
 	if (!cq->queued)
@@ -1507,6 +1526,9 @@ static void cfq_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t 
 	if (cq->flags & CFQQ_ON_RR)
 		cfq_del_rr(cd, cq);
 	cfq_pos_sync(cd, cq);
+	/* its memory goes back to the host: no list or tree may keep it */
+	if (cq->flags & CFQQ_POS_DIRTY)
+		cfq_pos_flush(cd);
 }
 
 static void cfq_stats(const struct elv_queue *q, uint64_t *vals)
@@ -1596,7 +1618,7 @@ static int cfq_check(const struct elv_queue *q)
 	uint32_t busy = 0, sync = 0, queued = 0, inflight = 0, filed = 0, expect_filed = 0;
 	const struct elv_rb_node *n;
 	unsigned c, t;
-	int err;
+	int err, want;
 
 	for (c = 0; c < 2; c++)
 		for (t = 0; t < 3; t++)
@@ -1615,22 +1637,24 @@ static int cfq_check(const struct elv_queue *q)
 		CFQ_CHECK(elv_rb_check(&cd->pos_tree[t]) == 0);
 		for (n = cd->pos_tree[t].first; n; n = elv_rb_next(n)) {
 			cq = cfq_pos_queue(n);
-			CFQ_CHECK(cq->p_root == &cd->pos_tree[t] && cq->level == t);
+			CFQ_CHECK(cq->p_linked == &cd->pos_tree[t]);
+			if (cq->flags & CFQQ_POS_DIRTY)
+				continue;
+			CFQ_CHECK(cq->p_root == cq->p_linked && cq->level == t);
 			CFQ_CHECK((cq->flags & CFQQ_ON_RR) && cq->next_rq);
-			CFQ_CHECK(cq->p_key == cq->next_rq->sector && cq != cd->active);
 			filed++;
 		}
 	}
-	for (cq = cfq_iter_next(cd, NULL); cq; cq = cfq_iter_next(cd, cq))
-		expect_filed += cfqq_sync(cq) && cq->cls != CFQ_IDLE && cq->next_rq;
-	/* the active queue is filed but not linked (see cfq_pos_link()) */
-	cq = cd->active;
-	if (cq && cq->p_root) {
-		CFQ_CHECK(cq->p_root == &cd->pos_tree[cq->level] && cq->next_rq);
-		CFQ_CHECK(cq->p_key == cq->next_rq->sector);
-		filed++;
+	/* every busy queue is filed where its next request says; dirty ones are linked later */
+	for (cq = cfq_iter_next(cd, NULL); cq; cq = cfq_iter_next(cd, cq)) {
+		want = cfqq_sync(cq) && cq->cls != CFQ_IDLE && cq->next_rq;
+		CFQ_CHECK(cq->p_root == (want ? &cd->pos_tree[cq->level] : NULL));
+		CFQ_CHECK(!want || cq->p_key == cq->next_rq->sector);
+		expect_filed += want && !(cq->flags & CFQQ_POS_DIRTY);
 	}
 	CFQ_CHECK(filed == expect_filed);
+	for (cq = cd->pos_dirty; cq; cq = cq->p_next)
+		CFQ_CHECK(cq->flags & CFQQ_POS_DIRTY);
 	for (c = 0; c < 2; c++) {
 		for (t = 0; t < CFQ_LEVELS; t++) {
 			cq = &cd->async_q[c][t];
