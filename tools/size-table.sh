@@ -56,6 +56,10 @@ for o in "$objs"/*.o; do
 		END { printf "%s %d %d %d %d\n", name, t, r, d, b }'
 done >"$work/objects.txt"
 
+# Without the invariant checkers (ELV_NO_CHECK), for the firmware rows.
+"$root/tests/embedded/freestanding.sh" --cc arm --opt -Os --no-assert -DELV_NO_CHECK \
+	--out "$work/objs-nocheck" >"$work/freestanding-nocheck.log" 2>&1 || true
+
 # Same with assertions on (trapping ELV_ASSERT), for one comparison line.
 "$root/tests/embedded/freestanding.sh" --cc arm --opt -Os --out "$work/objs-assert" \
 	>"$work/freestanding-assert.log" 2>&1 || true
@@ -90,13 +94,14 @@ base="$core"
 # probe [POLICY] -> "text rodata helpers" of the library code a firmware links (gc-sections,
 # no C library; tests/embedded/size_probe.c), or "n/a n/a n/a" when the link fails.
 probe() {
-	elf=$work/probe-${1:-all}.elf
+	elf=$work/probe-${1:-all}${pobjs:+-nocheck}.elf
 	if arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -Os -std=c11 -ffreestanding \
 		-ffunction-sections -fdata-sections -I"$root/include" -I"$root/lib/core" \
 		-I"$root/tests/embedded/freestanding" -DELV_CONFIG_FILE='"elv_fw_config.h"' \
 		-DELV_FW_NO_ASSERT ${1:+-DELV_PROBE_POLICY=elv_policy_$1} -nostdlib \
 		-Wl,--gc-sections -Wl,-e,elv_probe_entry "$root/tests/embedded/size_probe.c" \
-		"$objs/libelevator.a" -lgcc -o "$elf" -Wl,-Map="$elf.map" >>"$work/probe.log" 2>&1; then
+		"${pobjs:-$objs}/libelevator.a" -lgcc -o "$elf" -Wl,-Map="$elf.map" \
+		>>"$work/probe.log" 2>&1; then
 		arm-none-eabi-nm -S -t d "$elf" | awk '
 			$4 ~ /^(elv_probe|memset$|memcpy$)/ { next }
 			$3 ~ /^[tT]$/ && $4 ~ /^__/ { h += $2; next }
@@ -131,6 +136,12 @@ probe() {
 	done
 	set -- $(sum $base $policies) $(probe)
 	echo "| core + all policies | $5 | 16384 | $6 | $7 | $1 | $(($3 + $4)) |"
+	for p in $policies; do
+		set -- $(pobjs=$work/objs-nocheck probe $p)
+		echo "| core + $p, \`ELV_NO_CHECK\` | $1 | | $2 | $3 | | |"
+	done
+	set -- $(pobjs=$work/objs-nocheck probe)
+	echo "| core + all policies, \`ELV_NO_CHECK\` | $1 | 16384 | $2 | $3 | | |"
 	echo
 	# Why a one-policy image holds more than its policy: the archive members the linker
 	# pulled in for another policy, with the reference that pulled them.
@@ -212,6 +223,8 @@ if [ "$check" -eq 1 ]; then
 	set -- $(probe)
 	case $1 in n/a) echo "size-table: core + all did not link"; fail=1 ;;
 	*) over "core + all .text (linked)" "$1" 16384 ;; esac
+	set -- $(pobjs=$work/objs-nocheck probe)
+	echo "size-table: info: core + all .text (linked, ELV_NO_CHECK) = $1"
 	set -- $(sum $base $policies)
 	over "library .data + .bss" $(($3 + $4)) 0
 	if [ "$qemu_ok" -eq 1 ]; then

@@ -509,7 +509,8 @@ ELV_API int elv_policy_stat(const struct elv_queue *q, unsigned i, const char **
 /**
  * @brief Check every invariant of the queue and its policy (tests call it after each step).
  * It walks every request, so it costs O(queued requests + hash buckets).
- * @return 0 when consistent, ELV_EINVAL at the first violation found (or for NULL).
+ * @return 0 when consistent, ELV_EINVAL at the first violation found (or for NULL),
+ * ELV_ENOSYS in builds with ELV_NO_CHECK.
  */
 ELV_API int elv_queue_check(const struct elv_queue *q);
 

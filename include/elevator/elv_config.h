@@ -45,4 +45,25 @@
 #define ELV_NO_STRERROR
 #endif
 
+/**
+ * @def ELV_NO_CHECK
+ * @brief Define to leave the invariant checkers out: elv_queue_check() returns ELV_ENOSYS and
+ * the built-in policies have no @c check hook. For firmware that never calls the checker
+ * (it is a test and debug aid); nothing else changes.
+ */
+#if defined(__DOXYGEN__)
+#define ELV_NO_CHECK
+#endif
+
+/**
+ * @def ELV_POLICY_CHECK
+ * @brief The value of a policy's @c check hook: @p fn, or NULL when ELV_NO_CHECK is defined
+ * (then @p fn is neither called nor linked, and no unused-function warning is raised).
+ */
+#if defined(ELV_NO_CHECK)
+#define ELV_POLICY_CHECK(fn) (1 ? NULL : (fn))
+#else
+#define ELV_POLICY_CHECK(fn) (fn)
+#endif
+
 #endif /* ELEVATOR_ELV_CONFIG_H */

@@ -4,6 +4,13 @@
  */
 #include "elv_internal.h"
 
+#if defined(ELV_NO_CHECK)
+int elv_queue_check(const struct elv_queue *q)
+{
+	return q ? ELV_ENOSYS : ELV_EINVAL;
+}
+#else
+
 static int elv_check_list(const struct elv_list *h, uint8_t state, uint32_t *n)
 {
 	const struct elv_list *l;
@@ -89,3 +96,4 @@ int elv_queue_check(const struct elv_queue *q)
 		return ELV_EINVAL;
 	return q->policy->check ? q->policy->check(q) : 0;
 }
+#endif /* ELV_NO_CHECK */

@@ -106,5 +106,5 @@ const struct elv_policy elv_policy_noop = {
 	.find_start = noop_find_start,
 	.dispatch = noop_dispatch,
 	.oldest = noop_oldest,
-	.check = noop_check,
+	.check = ELV_POLICY_CHECK(noop_check),
 };

@@ -11,7 +11,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 work=${ELV_EMBEDDED_BUILD:-$root/build-embedded}/layout
 mkdir -p "$work"
 src=$root/tests/embedded/layout/layout.c
-options="-DELV_NO_MALLOC -DELV_NO_STRERROR -DELV_NO_ASSERT -DNDEBUG -DELV_ASSERT(x)=((void)(x))"
+options="-DELV_NO_MALLOC -DELV_NO_STRERROR -DELV_NO_CHECK -DELV_NO_ASSERT -DNDEBUG -DELV_ASSERT(x)=((void)(x))"
 status=0
 
 check() { # check NAME CC [FLAGS...]
@@ -19,7 +19,7 @@ check() { # check NAME CC [FLAGS...]
 	shift
 	command -v "$1" >/dev/null 2>&1 || { echo "layout: $name: $1 not installed, skipped"; return 0; }
 	"$@" -std=c11 -I"$root/include" -S -o "$work/$name.ref.s" "$src"
-	for opt in $options "-DELV_NO_MALLOC -DELV_NO_STRERROR -DELV_NO_ASSERT"; do
+	for opt in $options "-DELV_NO_MALLOC -DELV_NO_STRERROR -DELV_NO_CHECK -DELV_NO_ASSERT"; do
 		# shellcheck disable=SC2086
 		"$@" -std=c11 -I"$root/include" $opt -S -o "$work/$name.opt.s" "$src"
 		if ! cmp -s "$work/$name.ref.s" "$work/$name.opt.s"; then
