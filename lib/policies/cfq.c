@@ -717,27 +717,22 @@ static struct elv_request *cfq_choose_req(const struct cfq_data *cd, struct elv_
 			       (uint32_t)cd->back_seek_penalty);
 }
 
-/* The request to follow @last, scored from its start; wraps to the lowest sector. */
-static struct elv_request *cfq_find_next_rq(const struct cfq_data *cd,
-					    const struct cfq_queue *cq,
-					    const struct elv_request *last)
-{
-	struct elv_request *prev = elv_sort_prev(last), *next = elv_sort_next(last);
-
-	if (!next) {
-		next = elv_sort_first(&cq->sort_list);
-		if (next == last)
-			next = NULL;
-	}
-	return cfq_choose_req(cd, next, prev, last->sector);
-}
-
+/*
+ * Unlink @rq from its queue. If it was the next request, the next one is its neighbour in
+ * sector order (the successor wrapping to the lowest sector) cheaper to reach from its start.
+ */
 static void cfq_del_rq(struct cfq_data *cd, struct cfq_queue *cq, struct elv_request *rq)
 {
-	if (cq->next_rq == rq)
-		cq->next_rq = cfq_find_next_rq(cd, cq, rq);
+	struct elv_request *prev = NULL, *next;
+	int advance = cq->next_rq == rq;
+
+	if (advance)
+		prev = elv_sort_prev(rq);
+	next = elv_sort_del_next(&cq->sort_list, rq);
+	if (advance)
+		cq->next_rq = cfq_choose_req(cd, next ? next : elv_sort_first(&cq->sort_list), prev,
+					     rq->sector);
 	elv_list_del(&rq->ELV_PRIVATE(fifo));
-	elv_sort_del(&cq->sort_list, rq);
 	cq->queued--;
 	cd->rq_queued--;
 	if (rq->flags & ELV_RQ_META)
@@ -974,7 +969,7 @@ static int cfq_may_dispatch(const struct elv_queue *q, const struct cfq_data *cd
 	int promote;
 
 	/* drain async before sync starts; async waits while sync is in flight */
-	if (cfq_should_idle(q, cd, cq) && cd->rq_in_flight[0])
+	if (cd->rq_in_flight[0] && cfq_should_idle(q, cd, cq))
 		return 0;
 	if (cd->rq_in_flight[1] && !cfqq_sync(cq))
 		return 0;
@@ -1050,7 +1045,8 @@ static void cfq_rq_gone(struct cfq_data *cd, struct cfq_queue *cq, const struct 
 
 static void cfq_dispatch_insert(struct cfq_data *cd, struct cfq_queue *cq, struct elv_request *rq)
 {
-	cq->next_rq = cfq_find_next_rq(cd, cq, rq);
+	/* the head moves on from @rq, even when the FIFO chose it */
+	cq->next_rq = rq;
 	cfq_del_rq(cd, cq, rq);
 	cfq_pos_sync(cd, cq);
 	cfq_stamp(cd, cq, rq);
@@ -1118,7 +1114,7 @@ static void cfq_idle_timer(struct elv_queue *q, struct cfq_data *cd)
 }
 
 /* Bring the policy up to @now: first-call setup and an idle timer that has gone off. */
-static void cfq_tick(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
+static void cfq_tick_slow(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
 {
 	if (!cd->clock_set) {
 		cd->clock_set = 1;
@@ -1135,6 +1131,13 @@ static void cfq_tick(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
 	}
 	if (cd->idle_end != ELV_TIME_NEVER && !cfq_before(now, cd->idle_end))
 		cfq_idle_timer(q, cd);
+}
+
+/* Usually there is nothing to do: no timer armed, clock known. */
+static inline void cfq_tick(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
+{
+	if (ELV_UNLIKELY(!cd->clock_set || (cd->grace_end & cd->idle_end) != ELV_TIME_NEVER))
+		cfq_tick_slow(q, cd, now);
 }
 
 /* ---- preemption --------------------------------------------------------------------- */
@@ -1264,6 +1267,7 @@ static void cfq_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct cfq_data *cd = cfq_data(q);
 	struct cfq_queue *cq;
+	struct elv_request *next;
 
 	cfq_tick(q, cd, now);
 	cfq_async_hold(rq);
@@ -1276,8 +1280,11 @@ static void cfq_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 		cq->prio_pending++;
 	if (!(cq->flags & CFQQ_ON_RR))
 		cfq_add_rr(cd, cq, now);
-	cq->next_rq = cfq_choose_req(cd, cq->next_rq, rq, cd->last_position);
-	cfq_pos_sync(cd, cq);
+	next = cfq_choose_req(cd, cq->next_rq, rq, cd->last_position);
+	if (next != cq->next_rq) {
+		cq->next_rq = next;
+		cfq_pos_sync(cd, cq);
+	}
 	cfq_rq_enqueued(q, cd, cq, rq, now);
 }
 
