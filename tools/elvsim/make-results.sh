@@ -16,6 +16,9 @@ mkdir -p "$out"
 for s in seek-sort tcq-depth write-bomb stream-vs-small-files postmark-usb; do
 	"$elvsim" run "$s" --policy all --seed 1 --quiet --json "$out/$s.json"
 done
+# Deadline with no read expiry: does expiry explain its distance to N/(Q+1)?
+"$elvsim" run seek-sort --policy deadline --seed 1 --quiet --set read_expire=3600000 \
+	--json "$out/seek-sort-noexpire.json"
 # The log-block FTL with more open log blocks: does reordering still cost merges?
 for k in 2 3 4 8; do
 	"$elvsim" run postmark-usb --policy all --seed 1 --quiet --dev-set log_blocks=$k \
