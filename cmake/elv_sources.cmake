@@ -9,6 +9,7 @@
 set(ELV_CORE_SOURCES
 	lib/core/avg.c
 	lib/core/check.c
+	lib/core/div64.c
 	lib/core/fifo.c
 	lib/core/hash.c
 	lib/core/hosted.c

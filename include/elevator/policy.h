@@ -357,28 +357,15 @@ ELV_API struct elv_request *elv_seek_choose(const struct elv_request *r1,
  * freestanding builds must not need libgcc's helpers) use a 32-bit division when both values
  * fit, else shift and subtract. Returns UINT64_MAX when @p d is 0.
  */
+ELV_API uint64_t elv_div64_soft(uint64_t n, uint64_t d);
+
+/** @brief @p n / @p d (UINT64_MAX when @p d is 0); see elv_div64_soft(). */
 static inline uint64_t elv_div64(uint64_t n, uint64_t d)
 {
 #if UINTPTR_MAX > 0xffffffffu
 	return d ? n / d : UINT64_MAX;
 #else
-	uint64_t q = 0, bit = 1;
-
-	if (!d)
-		return UINT64_MAX;
-	if (!(n >> 32) && !(d >> 32))
-		return (uint32_t)n / (uint32_t)d;
-	while (d < n && !(d >> 63)) {
-		d <<= 1;
-		bit <<= 1;
-	}
-	for (; bit; d >>= 1, bit >>= 1) {
-		if (n >= d) {
-			n -= d;
-			q |= bit;
-		}
-	}
-	return q;
+	return elv_div64_soft(n, d); /* one shared copy instead of one per call site */
 #endif
 }
 

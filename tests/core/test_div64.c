@@ -1,6 +1,7 @@
 /*
- * elv_div64: the division policies use on 64-bit values. On 32-bit targets it takes the
- * shift-and-subtract path, which these cases check against the compiler's own division.
+ * elv_div64: the division policies use on 64-bit values. On 32-bit targets it calls
+ * elv_div64_soft(), the shift-and-subtract path, which these cases also call directly on every
+ * host and check against the compiler's own division.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +30,11 @@ static void test_edges(void **state)
 	assert_int_equal(elv_div64(1ull << 63, 3), (1ull << 63) / 3);
 	assert_int_equal(elv_div64(5000000000ull, 1000000ull), 5000);
 	assert_int_equal(elv_div64(42, 0), UINT64_MAX);
+	assert_int_equal(elv_div64_soft(42, 0), UINT64_MAX);
+	assert_int_equal(elv_div64_soft(UINT64_MAX, UINT64_MAX), 1);
+	assert_int_equal(elv_div64_soft(UINT64_MAX - 1, UINT64_MAX), 0);
+	assert_int_equal(elv_div64_soft(1ull << 63, 3), (1ull << 63) / 3);
+	assert_int_equal(elv_div64_soft(100, 7), 14);
 }
 
 static void test_random_against_native(void **state)
@@ -44,6 +50,7 @@ static void test_random_against_native(void **state)
 		if (d == 0)
 			d = 1;
 		assert_int_equal(elv_div64(n, d), n / d);
+		assert_int_equal(elv_div64_soft(n, d), n / d); /* the 32-bit path, on any host */
 	}
 }
 
