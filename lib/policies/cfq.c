@@ -221,15 +221,6 @@ static int64_t cfq_muldiv(int64_t a, int64_t b, int64_t c)
 	return INT64_MAX;
 }
 
-static unsigned cfq_popcount(uint32_t x)
-{
-	unsigned n = 0;
-
-	for (; x; x &= x - 1)
-		n++;
-	return n;
-}
-
 static int cfqq_sync(const struct cfq_queue *cq)
 {
 	return (cq->flags & CFQQ_SYNC) != 0;
@@ -237,7 +228,13 @@ static int cfqq_sync(const struct cfq_queue *cq)
 
 static int cfqq_seeky(const struct cfq_queue *cq)
 {
-	return cfq_popcount(cq->seek_history) > 32 / 8;
+	uint32_t x = cq->seek_history;
+	unsigned i;
+
+	/* more than 32 / 8 seeks among the last 32 requests: clear four set bits, look for more */
+	for (i = 0; i < 32 / 8 && x; i++)
+		x &= x - 1;
+	return x != 0;
 }
 
 static unsigned cfqq_type(const struct cfq_queue *cq)
@@ -665,9 +662,9 @@ static struct cfq_queue *cfq_async_queue(struct cfq_data *cd, uint8_t prio)
 }
 
 /* The queue a held request lives in: its stream's sync queue, or a shared async one. */
-static struct cfq_queue *cfq_rq_queue(struct cfq_data *cd, const struct elv_request *rq)
+static inline struct cfq_queue *cfq_rq_queue(struct cfq_data *cd, const struct elv_request *rq)
 {
-	if (rq->stream && elv_rq_is_sync(rq))
+	if (ELV_LIKELY(rq->stream && elv_rq_is_sync(rq)))
 		return &cfq_stream(rq->stream)->sq;
 	return cfq_async_queue(cd, cfq_async_prio(rq));
 }
@@ -696,23 +693,23 @@ static void cfq_async_release(const struct elv_request *rq)
 }
 
 /* Sync over async, metadata over data, then the cheaper seek from @last. */
+static int cfq_rq_rank(const struct elv_request *rq)
+{
+	return 2 * elv_rq_is_sync(rq) + ((rq->flags & ELV_RQ_META) != 0);
+}
+
 static struct elv_request *cfq_choose_req(const struct cfq_data *cd, struct elv_request *r1,
 					  struct elv_request *r2, uint64_t last)
 {
-	int s1, s2, m1, m2;
+	int rank;
 
 	if (!r1 || r1 == r2)
 		return r2;
 	if (!r2)
 		return r1;
-	s1 = elv_rq_is_sync(r1);
-	s2 = elv_rq_is_sync(r2);
-	if (s1 != s2)
-		return s1 ? r1 : r2;
-	m1 = (r1->flags & ELV_RQ_META) != 0;
-	m2 = (r2->flags & ELV_RQ_META) != 0;
-	if (m1 != m2)
-		return m1 ? r1 : r2;
+	rank = cfq_rq_rank(r1) - cfq_rq_rank(r2);
+	if (rank)
+		return rank > 0 ? r1 : r2;
 	return elv_seek_choose(r1, r2, last, (uint64_t)cd->back_seek_max * 2,
 			       (uint32_t)cd->back_seek_penalty);
 }
