@@ -1737,7 +1737,7 @@ const struct elv_policy elv_policy_cfq = {
 	.stream_init = cfq_stream_init,
 	.stream_exit = cfq_stream_exit,
 	.stats = cfq_stats,
-	.check = cfq_check,
+	.check = ELV_POLICY_CHECK(cfq_check),
 	.allow_merge = cfq_allow_merge,
 	.find_next = cfq_find_next,
 };
