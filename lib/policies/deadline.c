@@ -30,8 +30,8 @@
 
 #include "../core/elv_internal.h"
 
-/* The start of a batch, taken once per fifo_batch requests: kept out of dl_dispatch(), whose
- * common case (the batch goes on) then needs no room for a pick. */
+/* The start of a batch and the aging pass are kept out of dl_dispatch(), whose common case
+ * (the batch goes on) then needs no room for a pick. */
 #if defined(__GNUC__)
 #define DL_NOINLINE __attribute__((noinline))
 #else
@@ -39,20 +39,18 @@
 #endif
 
 #define DL_NR_LEVELS 3
+#define DL_NR_DIRS (2 * DL_NR_LEVELS)
 #define DL_RT 0
 #define DL_BE 1
 #define DL_IDLE 2
 
-/* One (level, direction) pair: requests sorted by sector and in arrival order. */
+/* One (level, direction) pair, at index level * 2 + direction: requests sorted by sector and
+ * in arrival order. */
 struct dl_dir {
 	struct elv_rb_root sort;
 	struct elv_list fifo;
 	struct elv_request *next_rq; /* continues the sweep; NULL when it ran off the top */
 	uint32_t nr;
-};
-
-struct dl_level {
-	struct dl_dir dir[2];
 };
 
 enum dl_stat { DL_ST_BATCHES, DL_ST_WRITES_FORCED, DL_ST_AGED, DL_ST_INHERITED, DL_NR_STATS };
@@ -65,7 +63,7 @@ struct dl_data {
 	int64_t front_merges;
 	int64_t prio_aging_expire;
 
-	struct dl_level lvl[DL_NR_LEVELS];
+	struct dl_dir dir[DL_NR_DIRS];
 	uint32_t batching; /* requests dispatched in the current batch */
 	uint32_t starved;  /* read batches chosen while writes waited */
 	unsigned last_dir; /* direction of the current batch */
@@ -82,9 +80,6 @@ struct dl_pick {
 	uint8_t contended; /* reads and writes were both queued at the direction choice */
 };
 
-/* I/O priority class to level: none and best effort share BE. */
-static const uint8_t dl_class_level[4] = { DL_BE, DL_RT, DL_BE, DL_IDLE };
-
 static const char *const dl_stat_names[DL_NR_STATS] = {
 	"batches",              /* batches started */
 	"write_starved_forced", /* write batches forced by writes_starved while reads waited */
@@ -97,27 +92,32 @@ static inline struct dl_data *dl_data(const struct elv_queue *q)
 	return q->data;
 }
 
-static unsigned dl_level_of(const struct elv_request *rq)
+/* The (level, direction) index of @rq by its priority now: none and best effort share BE. */
+static unsigned dl_index(const struct elv_request *rq)
 {
-	return dl_class_level[ELV_PRIO_CLASS(elv_rq_prio(rq))];
+	static const uint8_t class_dir[4] = { DL_BE * 2, DL_RT * 2, DL_BE * 2, DL_IDLE * 2 };
+	unsigned cls = ELV_PRIO_CLASS(rq->ioprio);
+
+	if (cls == ELV_PRIO_NONE && rq->stream)
+		cls = ELV_PRIO_CLASS(rq->stream->ioprio);
+	return class_dir[cls] + (unsigned)elv_rq_dir(rq);
 }
 
-/* The (level, direction) whose tree holds @rq, or NULL if none does. Sets @*lvl. */
-static struct dl_dir *dl_locate(struct dl_data *d, const struct elv_request *rq, unsigned *lvl)
+/*
+ * The index of the tree holding @rq, or -1 if none does. A request's level is fixed when it
+ * is added, so it is found from the root of its tree.
+ */
+static int dl_locate(const struct dl_data *d, const struct elv_request *rq)
 {
 	const struct elv_rb_node *n = &rq->rb, *p;
-	int dir = elv_rq_dir(rq);
-	unsigned l;
+	int i;
 
 	while ((p = elv_rb_parent(n)) != NULL)
 		n = p;
-	for (l = 0; l < DL_NR_LEVELS; l++) {
-		if (d->lvl[l].dir[dir].sort.root == n) {
-			*lvl = l;
-			return &d->lvl[l].dir[dir];
-		}
-	}
-	return NULL;
+	for (i = elv_rq_dir(rq); i < DL_NR_DIRS; i += 2)
+		if (d->dir[i].sort.root == n)
+			return i;
+	return -1;
 }
 
 static inline int dl_expired(const struct elv_request *rq, uint64_t now, int64_t expire)
@@ -125,39 +125,36 @@ static inline int dl_expired(const struct elv_request *rq, uint64_t now, int64_t
 	return now >= rq->time && now - rq->time >= (uint64_t)expire;
 }
 
-/* Take @rq out of its tree and FIFO (level @l, direction entry @dd). */
-static void dl_unlink(struct dl_data *d, unsigned l, struct dl_dir *dd, struct elv_request *rq)
+/* Take @rq out of tree @i and its FIFO; returns the request after it in sector order. */
+static struct elv_request *dl_unlink(struct dl_data *d, unsigned i, struct elv_request *rq)
 {
-	struct dl_level *lv = &d->lvl[l];
+	struct dl_dir *dd = &d->dir[i];
 
 	elv_list_del(&rq->fifo);
-	elv_sort_del(&dd->sort, rq);
-	dd->nr--;
-	if ((lv->dir[0].nr | lv->dir[1].nr) == 0)
-		d->busy &= ~(1u << l);
+	if (--dd->nr == 0 && d->dir[i ^ 1].nr == 0)
+		d->busy &= ~(1u << (i >> 1));
+	return elv_sort_del_next(&dd->sort, rq);
 }
 
 static void dl_init(struct elv_queue *q)
 {
 	struct dl_data *d = dl_data(q);
-	unsigned l;
+	unsigned i;
 
-	for (l = 0; l < DL_NR_LEVELS; l++) {
-		elv_list_init(&d->lvl[l].dir[0].fifo);
-		elv_list_init(&d->lvl[l].dir[1].fifo);
-	}
+	for (i = 0; i < DL_NR_DIRS; i++)
+		elv_list_init(&d->dir[i].fifo);
 	d->last_dir = ELV_DIR_READ;
 }
 
 static void dl_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct dl_data *d = dl_data(q);
-	unsigned l = dl_level_of(rq);
-	struct dl_dir *dd = &d->lvl[l].dir[elv_rq_dir(rq)];
+	unsigned i = dl_index(rq);
+	struct dl_dir *dd = &d->dir[i];
 	struct elv_list *tail = dd->fifo.prev;
 
 	(void)now;
-	d->busy |= 1u << l;
+	d->busy |= 1u << (i >> 1);
 	dd->nr++;
 	/* Arrivals come in order; re-adds after a switch or a barrier may not. */
 	if (ELV_LIKELY(tail == &dd->fifo || elv_rq_seq_cmp(elv_list_rq(tail), rq) <= 0))
@@ -171,53 +168,48 @@ static void dl_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 static void dl_remove(struct elv_queue *q, struct elv_request *rq)
 {
 	struct dl_data *d = dl_data(q);
-	unsigned l = 0;
-	struct dl_dir *dd = dl_locate(d, rq, &l);
+	int i = dl_locate(d, rq);
+	struct elv_request *next;
 
-	ELV_ASSERT(dd != NULL);
-	if (dd == NULL)
+	ELV_ASSERT(i >= 0);
+	if (i < 0)
 		return;
-	if (dd->next_rq == rq)
-		dd->next_rq = elv_sort_next(rq);
-	dl_unlink(d, l, dd, rq);
-}
-
-/* Take the place in time of @older, which is about to be removed, if it came first. */
-static void dl_inherit(struct dl_data *d, struct elv_request *rq, struct elv_request *older)
-{
-	unsigned l = 0, lo = 0;
-	struct dl_dir *dd = dl_locate(d, rq, &l);
-	struct dl_dir *od = dl_locate(d, older, &lo);
-
-	if (dd == NULL || elv_rq_seq_cmp(older, rq) >= 0)
-		return;
-	elv_list_del(&rq->fifo);
-	rq->time = older->time;
-	rq->seq = older->seq;
-	if (od == dd)
-		elv_list_insert(&rq->fifo, older->fifo.prev, &older->fifo);
-	else
-		elv_fifo_insert_sorted(&dd->fifo, rq);
-	d->stats[DL_ST_INHERITED]++;
+	next = dl_unlink(d, (unsigned)i, rq);
+	if (d->dir[i].next_rq == rq)
+		d->dir[i].next_rq = next;
 }
 
 static void dl_merged(struct elv_queue *q, struct elv_request *rq, enum elv_merge_kind kind,
 		      struct elv_request *next)
 {
 	struct dl_data *d = dl_data(q);
-	unsigned l = 0;
-	struct dl_dir *dd;
+	int i;
 
-	if (kind == ELV_MERGE_REQ && next != NULL) {
-		dl_inherit(d, rq, next);
-	} else if (kind == ELV_MERGE_FRONT) {
+	/* A back merge changes nothing here; the others need the tree (a climb to its root). */
+	if (kind == ELV_MERGE_FRONT) {
 		/* The start sector moved down: re-key. A cached next_rq keeps pointing at it. */
-		dd = dl_locate(d, rq, &l);
-		if (dd == NULL)
-			return;
-		elv_sort_del(&dd->sort, rq);
-		elv_sort_add(&dd->sort, rq);
+		i = dl_locate(d, rq);
+		if (i >= 0) {
+			elv_sort_del(&d->dir[i].sort, rq);
+			elv_sort_add(&d->dir[i].sort, rq);
+		}
+		return;
 	}
+	if (kind != ELV_MERGE_REQ || next == NULL || elv_rq_seq_cmp(next, rq) >= 0)
+		return;
+	i = dl_locate(d, rq);
+	if (i < 0)
+		return;
+	/* Take the place in time of the older @next, which is about to be removed. */
+	d->stats[DL_ST_INHERITED]++;
+	if (dl_locate(d, next) == i) {
+		elv_fifo_inherit(rq, next);
+		return;
+	}
+	elv_list_del(&rq->fifo);
+	rq->time = next->time;
+	rq->seq = next->seq;
+	elv_fifo_insert_sorted(&d->dir[i].fifo, rq);
 }
 
 /*
@@ -233,38 +225,37 @@ static struct elv_request *dl_find_next(struct elv_queue *q, const struct elv_re
 
 	if (rq->state != ELV_RQ_QUEUED && !d->front_merges)
 		return NULL;
-	c = elv_sort_find(&d->lvl[dl_level_of(rq)].dir[elv_rq_dir(rq)].sort, sector);
+	c = elv_sort_find(&d->dir[dl_index(rq)].sort, sector);
 	for (; c && c->sector == sector; c = elv_sort_next(c))
 		if (c->op == rq->op && elv_rq_mergeable(c))
 			return c;
 	return NULL;
 }
 
-/* The legacy per-batch decision for level @lv, as a pure function of the state. */
-static int dl_pick(const struct dl_data *d, const struct dl_level *lv, uint64_t now,
-		   struct dl_pick *p)
+/* The legacy per-batch decision for level @l, as a pure function of the state. */
+static int dl_pick(const struct dl_data *d, unsigned l, uint64_t now, struct dl_pick *p)
 {
-	const struct dl_dir *dd;
+	const struct dl_dir *lv = &d->dir[2 * l], *dd;
 	struct elv_request *head;
 	int reads, writes;
 
 	p->expired = 0;
 	p->contended = 0;
-	p->rq = lv->dir[d->last_dir].next_rq;
+	p->rq = lv[d->last_dir].next_rq;
 	if (p->rq && (int64_t)d->batching < d->fifo_batch) {
 		p->dir = d->last_dir;
 		p->new_batch = 0;
 		return 1;
 	}
-	reads = lv->dir[ELV_DIR_READ].nr != 0;
-	writes = lv->dir[ELV_DIR_WRITE].nr != 0;
+	reads = lv[ELV_DIR_READ].nr != 0;
+	writes = lv[ELV_DIR_WRITE].nr != 0;
 	if (reads && !(writes && (int64_t)d->starved >= d->writes_starved))
 		p->dir = ELV_DIR_READ;
 	else if (writes)
 		p->dir = ELV_DIR_WRITE;
 	else
 		return 0;
-	dd = &lv->dir[p->dir];
+	dd = &lv[p->dir];
 	head = elv_list_first_rq(&dd->fifo);
 	p->new_batch = 1;
 	p->contended = (uint8_t)(reads && writes);
@@ -273,16 +264,12 @@ static int dl_pick(const struct dl_data *d, const struct dl_level *lv, uint64_t 
 	return 1;
 }
 
-/* Dispatch @rq from (level @l, direction @dir): the sweep moves on past it. */
-static inline struct elv_request *dl_take(struct dl_data *d, unsigned l, unsigned dir,
-					  struct elv_request *rq)
+/* Dispatch @rq from tree @i: the sweep moves on past it, the other direction's stops. */
+static inline struct elv_request *dl_take(struct dl_data *d, unsigned i, struct elv_request *rq)
 {
-	struct dl_level *lv = &d->lvl[l];
-
 	d->batching++;
-	lv->dir[dir ^ 1].next_rq = NULL;
-	lv->dir[dir].next_rq = elv_sort_next(rq);
-	dl_unlink(d, l, &lv->dir[dir], rq);
+	d->dir[i ^ 1].next_rq = NULL;
+	d->dir[i].next_rq = dl_unlink(d, i, rq);
 	return rq;
 }
 
@@ -303,43 +290,30 @@ static struct elv_request *dl_commit(struct elv_queue *q, struct dl_data *d, uns
 		if (p->expired)
 			elv_note_expired(q, p->rq, now);
 	}
-	return dl_take(d, l, p->dir, p->rq);
+	return dl_take(d, 2 * l + p->dir, p->rq);
 }
 
-/* Highest priority level in a non-zero busy mask. */
-static inline unsigned dl_first_level(unsigned busy)
-{
-	static const uint8_t first[1u << DL_NR_LEVELS] = { DL_IDLE, DL_RT, DL_BE, DL_RT,
-							   DL_IDLE, DL_RT, DL_BE, DL_RT };
-
-	return first[busy & ((1u << DL_NR_LEVELS) - 1u)];
-}
-
-/* Aging pass: an old enough BE, then IDLE, request goes before higher levels. */
-static struct elv_request *dl_dispatch_aged(struct elv_queue *q, struct dl_data *d,
-					    unsigned busy, uint64_t now)
+/*
+ * Everything but a batch going on at the only busy level: the aging pass (an old enough BE,
+ * then IDLE, request goes before higher levels), else the highest busy level's pick.
+ */
+static DL_NOINLINE struct elv_request *dl_dispatch_slow(struct elv_queue *q, struct dl_data *d,
+						     unsigned busy, uint64_t now)
 {
 	struct dl_pick p;
 	unsigned l;
 
-	for (l = DL_BE; l < DL_NR_LEVELS; l++) {
-		if (!(busy & (1u << l)) || !dl_pick(d, &d->lvl[l], now, &p))
-			continue;
-		if (dl_expired(p.rq, now, d->prio_aging_expire)) {
-			d->stats[DL_ST_AGED]++;
-			return dl_commit(q, d, l, &p, now);
+	if (busy & (busy - 1)) {
+		for (l = DL_BE; l < DL_NR_LEVELS; l++) {
+			if ((busy & (1u << l)) && dl_pick(d, l, now, &p) &&
+			    dl_expired(p.rq, now, d->prio_aging_expire)) {
+				d->stats[DL_ST_AGED]++;
+				return dl_commit(q, d, l, &p, now);
+			}
 		}
 	}
-	return NULL;
-}
-
-/* A new batch (or the first request after the sweep ran off the top) from level @l. */
-static DL_NOINLINE struct elv_request *dl_dispatch_batch(struct elv_queue *q, struct dl_data *d,
-						      unsigned l, uint64_t now)
-{
-	struct dl_pick p;
-
-	if (!dl_pick(d, &d->lvl[l], now, &p)) /* a busy level always has a pick */
+	l = (busy & 1u) ? DL_RT : (busy & 2u) ? DL_BE : DL_IDLE;
+	if (!dl_pick(d, l, now, &p)) /* a busy level always has a pick */
 		return NULL;
 	return dl_commit(q, d, l, &p, now);
 }
@@ -347,38 +321,32 @@ static DL_NOINLINE struct elv_request *dl_dispatch_batch(struct elv_queue *q, st
 static struct elv_request *dl_dispatch(struct elv_queue *q, uint64_t now, int force)
 {
 	struct dl_data *d = dl_data(q);
-	unsigned busy = d->busy, l;
+	unsigned busy = d->busy, i;
 	struct elv_request *rq;
 
 	(void)force; /* deadline never idles */
-	if (busy & (busy - 1)) {
-		rq = dl_dispatch_aged(q, d, busy, now);
-		if (rq)
-			return rq;
-	} else if (busy == 0) {
+	if (busy == 0)
 		return NULL;
+	/* The common case: one level busy, and its batch goes on in sector order. */
+	if (ELV_LIKELY(!(busy & (busy - 1)))) {
+		i = (busy >> 1) * 2 + d->last_dir; /* busy is 1, 2 or 4: level 0, 1 or 2 */
+		rq = d->dir[i].next_rq;
+		if (ELV_LIKELY(rq && (int64_t)d->batching < d->fifo_batch))
+			return dl_take(d, i, rq);
 	}
-	l = dl_first_level(busy);
-	/* The common case: the batch goes on in sector order. */
-	rq = d->lvl[l].dir[d->last_dir].next_rq;
-	if (ELV_LIKELY(rq && (int64_t)d->batching < d->fifo_batch))
-		return dl_take(d, l, d->last_dir, rq);
-	return dl_dispatch_batch(q, d, l, now);
+	return dl_dispatch_slow(q, d, busy, now);
 }
 
 static struct elv_request *dl_oldest(struct elv_queue *q)
 {
 	struct dl_data *d = dl_data(q);
 	struct elv_request *best = NULL, *rq;
-	unsigned l;
-	int dir;
+	unsigned i;
 
-	for (l = 0; l < DL_NR_LEVELS; l++) {
-		for (dir = 0; dir < 2; dir++) {
-			rq = elv_list_first_rq(&d->lvl[l].dir[dir].fifo);
-			if (rq && (best == NULL || elv_rq_seq_cmp(rq, best) < 0))
-				best = rq;
-		}
+	for (i = 0; i < DL_NR_DIRS; i++) {
+		rq = elv_list_first_rq(&d->dir[i].fifo);
+		if (rq && (best == NULL || elv_rq_seq_cmp(rq, best) < 0))
+			best = rq;
 	}
 	return best;
 }
@@ -394,33 +362,14 @@ static void dl_stats(const struct elv_queue *q, uint64_t *vals)
 
 /* ---- invariants ------------------------------------------------------------------------ */
 
-static int dl_check_tunables(const struct elv_queue *q, const struct dl_data *d)
+/*
+ * Tree @i: a valid tree in sector order and a FIFO in arrival order holding the same nr
+ * queued requests (each FIFO entry is in this very tree, and the tree has as many nodes),
+ * requests naming their own class at the level of that class, next_rq in the tree.
+ */
+static int dl_check_dir(const struct dl_data *d, unsigned i)
 {
-	const struct elv_policy *p = q->policy;
-	unsigned i;
-
-	for (i = 0; i < p->nr_tunables; i++) {
-		const struct elv_tunable *t = &p->tunables[i];
-		int64_t v = elv_tunable_raw(d, t);
-
-		if (v < t->min * (int64_t)t->scale || v > t->max * (int64_t)t->scale)
-			return ELV_EINVAL;
-	}
-	return 0;
-}
-
-/* Is @rq in exactly this (level @l, direction @dir) tree? */
-static int dl_in_tree(struct dl_data *d, const struct elv_request *rq, unsigned l, int dir)
-{
-	unsigned found = 0;
-
-	return elv_rq_dir(rq) == dir && dl_locate(d, rq, &found) == &d->lvl[l].dir[dir] &&
-	       found == l;
-}
-
-static int dl_check_dir(struct dl_data *d, unsigned l, int dir)
-{
-	const struct dl_dir *dd = &d->lvl[l].dir[dir];
+	const struct dl_dir *dd = &d->dir[i];
 	const struct elv_list *pos;
 	const struct elv_request *rq, *prev = NULL;
 	uint32_t n = 0;
@@ -429,18 +378,14 @@ static int dl_check_dir(struct dl_data *d, unsigned l, int dir)
 		return ELV_EINVAL;
 	for (pos = dd->fifo.next; pos != &dd->fifo; pos = pos->next) {
 		rq = elv_list_rq(pos);
-		if (++n > dd->nr || rq->state != ELV_RQ_QUEUED || !dl_in_tree(d, rq, l, dir))
-			return ELV_EINVAL;
-		if (prev && (elv_rq_seq_cmp(prev, rq) >= 0 || prev->time > rq->time))
-			return ELV_EINVAL;
-		/* A request that names its own class cannot change level while queued. */
-		if (ELV_PRIO_CLASS(rq->ioprio) != ELV_PRIO_NONE && dl_level_of(rq) != l)
+		if (++n > dd->nr || rq->state != ELV_RQ_QUEUED || dl_locate(d, rq) != (int)i ||
+		    (ELV_PRIO_CLASS(rq->ioprio) != ELV_PRIO_NONE && dl_index(rq) != i) ||
+		    (prev && (elv_rq_seq_cmp(prev, rq) >= 0 || prev->time > rq->time)))
 			return ELV_EINVAL;
 		prev = rq;
 	}
 	if (n != dd->nr)
 		return ELV_EINVAL;
-	/* Tree in sector order with as many nodes as the FIFO, each also on the FIFO above. */
 	n = 0;
 	prev = NULL;
 	for (rq = elv_sort_first(&dd->sort); rq; rq = elv_sort_next(rq)) {
@@ -448,34 +393,37 @@ static int dl_check_dir(struct dl_data *d, unsigned l, int dir)
 			return ELV_EINVAL;
 		prev = rq;
 	}
-	if (n != dd->nr)
-		return ELV_EINVAL;
-	if (dd->next_rq && !dl_in_tree(d, dd->next_rq, l, dir))
+	if (n != dd->nr || (dd->next_rq && dl_locate(d, dd->next_rq) != (int)i))
 		return ELV_EINVAL;
 	return 0;
 }
 
 static int dl_check(const struct elv_queue *q)
 {
-	struct dl_data *d = dl_data(q);
+	const struct dl_data *d = dl_data(q);
+	const struct elv_policy *p = q->policy;
 	uint32_t total = 0;
-	unsigned l;
-	int dir;
+	unsigned i;
 
-	if (d->last_dir > 1 || dl_check_tunables(q, d) != 0)
+	if (d->last_dir > 1 || (d->busy >> DL_NR_LEVELS) != 0)
 		return ELV_EINVAL;
-	for (l = 0; l < DL_NR_LEVELS; l++) {
-		for (dir = 0; dir < 2; dir++) {
-			if (dl_check_dir(d, l, dir) != 0)
-				return ELV_EINVAL;
-			total += d->lvl[l].dir[dir].nr;
-		}
-		if (!!(d->busy & (1u << l)) != (d->lvl[l].dir[0].nr + d->lvl[l].dir[1].nr != 0))
+	for (i = 0; i < p->nr_tunables; i++) {
+		const struct elv_tunable *t = &p->tunables[i];
+		int64_t v = elv_tunable_raw(d, t);
+
+		if (v < t->min * (int64_t)t->scale || v > t->max * (int64_t)t->scale)
 			return ELV_EINVAL;
 	}
-	if ((d->busy >> DL_NR_LEVELS) != 0 || total != elv_queue_nr_queued(q))
-		return ELV_EINVAL;
-	return 0;
+	for (i = 0; i < DL_NR_DIRS; i++) {
+		if (dl_check_dir(d, i) != 0)
+			return ELV_EINVAL;
+		total += d->dir[i].nr;
+		/* A level's busy bit is set exactly when one of its two trees holds requests. */
+		if ((i & 1) &&
+		    !!(d->busy & (1u << (i >> 1))) != (d->dir[i - 1].nr + d->dir[i].nr != 0))
+			return ELV_EINVAL;
+	}
+	return total == elv_queue_nr_queued(q) ? 0 : ELV_EINVAL;
 }
 
 /* ---- the policy -------------------------------------------------------------------------- */
