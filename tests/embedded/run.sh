@@ -22,9 +22,10 @@ jobs=${ELV_JOBS:-2}
 case $target in
 cortex-m3)
 	pkgs="gcc-arm-none-eabi binutils-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm"
-	# What firmware ships: no malloc, no hosted assumptions in the library objects.
+	# What firmware ships: no malloc, no hosted assumptions in the library objects, and
+	# optimised for size (the -Os code paths, such as the shared hash operations, get tested).
 	lib_defs="ELV_NO_MALLOC"
-	lib_flags="-ffreestanding"
+	lib_flags="-ffreestanding;-Os"
 	;;
 armhf)
 	pkgs="gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user"
