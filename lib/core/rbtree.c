@@ -165,15 +165,16 @@ static void rb_erase_fixup(struct elv_rb_root *t, struct elv_rb_node *x, struct 
 }
 
 /*
- * Unlink @n. @s is n's in-order successor; it is read only when n has two children (then
- * it is the leftmost node of n's right subtree) or n is the first node.
+ * Unlink @n. With two children, n's place goes to its predecessor rather than to its
+ * successor: elevators erase in ascending order, and a successor left where it was (low in
+ * the tree, no left child) is cheap to erase next and has its own successor close by.
  */
-static void rb_erase_at(struct elv_rb_root *t, struct elv_rb_node *n, struct elv_rb_node *s)
+void elv_rb_erase(struct elv_rb_root *t, struct elv_rb_node *n)
 {
 	struct elv_rb_node *child, *parent;
 
-	if (t->first == n)
-		t->first = s;
+	if (t->first == n) /* no left child: the successor is the right child (a leaf) or parent */
+		t->first = n->right ? n->right : elv_rb_parent(n);
 	if (n->left == NULL || n->right == NULL) {
 		child = n->left ? n->left : n->right;
 		parent = elv_rb_parent(n);
@@ -186,44 +187,43 @@ static void rb_erase_at(struct elv_rb_root *t, struct elv_rb_node *n, struct elv
 		if (!(n->parent_color & RB_BLACK))
 			return;
 	} else {
-		/* s (no left child) moves into n's place, taking n's colour. */
-		uintptr_t s_color = s->parent_color & RB_BLACK;
+		/* r, the rightmost node on n's left, moves into n's place, taking n's colour. */
+		struct elv_rb_node *r = n->left;
+		uintptr_t r_color;
 
-		child = s->right;
-		if (s == n->right) {
-			parent = s;
+		while (r->right)
+			r = r->right;
+		r_color = r->parent_color & RB_BLACK;
+		child = r->left;
+		if (r == n->left) {
+			parent = r;
 		} else {
-			parent = elv_rb_parent(s);
-			parent->left = child;
-			s->right = n->right;
-			rb_set_parent(s->right, s);
+			parent = elv_rb_parent(r);
+			parent->right = child;
+			r->left = n->left;
+			rb_set_parent(r->left, r);
 		}
-		s->left = n->left;
-		rb_set_parent(s->left, s);
-		rb_replace_child(t, elv_rb_parent(n), n, s);
-		s->parent_color = n->parent_color;
+		r->right = n->right;
+		rb_set_parent(r->right, r);
+		rb_replace_child(t, elv_rb_parent(n), n, r);
+		r->parent_color = n->parent_color;
 		if (child) {
-			/* Red leaf below a black s: it takes s's old place, black. */
+			/* Red leaf below a black r: it takes r's old place, black. */
 			child->parent_color = (uintptr_t)parent | RB_BLACK;
 			return;
 		}
-		if (!s_color)
+		if (!r_color)
 			return;
 	}
 	if (parent != NULL)
 		rb_erase_fixup(t, NULL, parent);
 }
 
-void elv_rb_erase(struct elv_rb_root *t, struct elv_rb_node *n)
-{
-	rb_erase_at(t, n, (n->left && n->right) || t->first == n ? elv_rb_next(n) : NULL);
-}
-
 struct elv_rb_node *elv_rb_erase_next(struct elv_rb_root *t, struct elv_rb_node *n)
 {
 	struct elv_rb_node *s = elv_rb_next(n);
 
-	rb_erase_at(t, n, s);
+	elv_rb_erase(t, n);
 	return s;
 }
 
@@ -289,10 +289,9 @@ linked:
 	rb_link_fixup(t, n, p, link);
 }
 
-/* Unlink @n, whose successor is @s (see rb_erase_at()), leaving no stale links behind. */
-static void rb_sort_unlink(struct elv_rb_root *t, struct elv_rb_node *n, struct elv_rb_node *s)
+/* Leave no stale links to the tree behind. */
+static void rb_clear(struct elv_rb_node *n)
 {
-	rb_erase_at(t, n, s);
 	n->parent_color = 0;
 	n->left = NULL;
 	n->right = NULL;
@@ -300,16 +299,15 @@ static void rb_sort_unlink(struct elv_rb_root *t, struct elv_rb_node *n, struct 
 
 void elv_sort_del(struct elv_rb_root *t, struct elv_request *rq)
 {
-	struct elv_rb_node *n = &rq->ELV_PRIVATE(rb);
-
-	rb_sort_unlink(t, n, (n->left && n->right) || t->first == n ? elv_rb_next(n) : NULL);
+	elv_rb_erase(t, &rq->ELV_PRIVATE(rb));
+	rb_clear(&rq->ELV_PRIVATE(rb));
 }
 
 struct elv_request *elv_sort_del_next(struct elv_rb_root *t, struct elv_request *rq)
 {
-	struct elv_rb_node *n = &rq->ELV_PRIVATE(rb), *s = elv_rb_next(n);
+	struct elv_rb_node *s = elv_rb_erase_next(t, &rq->ELV_PRIVATE(rb));
 
-	rb_sort_unlink(t, n, s);
+	rb_clear(&rq->ELV_PRIVATE(rb));
 	return elv_rb_rq(s);
 }
 
