@@ -77,22 +77,27 @@ void elv_hash_use_starts(struct elv_hash *h, int on);
 uint32_t elv_hash_buckets_for(uint32_t nr_requests);
 int elv_hash_contains(const struct elv_hash *h, const struct elv_request *rq);
 
-static inline struct elv_request **elv_hash_bucket(const struct elv_hash *h, uint64_t end)
+/* Key of the 4 KiB granule of @sector: Fibonacci hashing of 32 bits (cheap on 32-bit cores). */
+static inline uint32_t elv_hash_key(uint64_t sector)
 {
-	/* 4 KiB granularity, Fibonacci hashing of the low 32 bits (cheap on 32-bit cores). */
-	uint32_t x = (uint32_t)(end >> 3) * 0x9E3779B1u;
-
-	return &h->buckets[x >> h->shift];
+	return (uint32_t)(sector >> 3) * 0x9E3779B1u;
 }
 
-/* The start-filter counter of the granule of @sector. */
+static inline struct elv_request **elv_hash_bucket(const struct elv_hash *h, uint64_t end)
+{
+	return &h->buckets[elv_hash_key(end) >> h->shift];
+}
+
 /*
  * The per-request operations (start filter, add, del, find): inline for speed, one shared
  * copy in hash.c when optimising for size.
  */
 #if defined(__OPTIMIZE_SIZE__)
 #define ELV_HASH_FN
+uint8_t *elv_hash_start_k(const struct elv_hash *h, uint32_t key);
 uint8_t *elv_hash_start(const struct elv_hash *h, uint64_t sector);
+void elv_hash_insert_k(struct elv_hash *h, struct elv_request *rq, uint32_t ks, uint32_t ke);
+struct elv_request *elv_hash_find_k(const struct elv_hash *h, uint64_t end, uint32_t key);
 void elv_hash_start_inc(struct elv_hash *h, uint64_t sector);
 void elv_hash_start_dec(struct elv_hash *h, uint64_t sector);
 int elv_hash_may_start(const struct elv_hash *h, uint64_t sector);
@@ -162,23 +167,6 @@ static inline struct elv_request *elv_policy_find_next(struct elv_queue *q,
 #else
 #define ELV_SPEED_INLINE ELV_ALWAYS_INLINE
 #endif
-
-/*
- * Try to merge new request @rq into a queued one: 1 when it was absorbed. Inline because the
- * common case, a miss, is two lookups and should cost no calls. Merges are traced at q->now.
- */
-static ELV_SPEED_INLINE int elv_try_merge_on_add(struct elv_queue *q, struct elv_request *rq)
-{
-	struct elv_request *c;
-
-	if (q->cfg.no_merges || !elv_rq_mergeable(rq))
-		return 0;
-	c = elv_hash_find(&q->hash, rq->sector);
-	if (c && elv_merge_back_from(q, c, rq))
-		return 1;
-	c = elv_policy_find_next(q, rq);
-	return c && elv_merge_front_into(q, c, rq);
-}
 
 #if defined(__GNUC__)
 #define ELV_COLD __attribute__((cold, noinline))

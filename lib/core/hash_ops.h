@@ -6,11 +6,16 @@
 #ifndef ELV_HASH_OPS_H
 #define ELV_HASH_OPS_H
 
+/* The start-filter counter of the granule whose key is @key. */
+ELV_HASH_FN uint8_t *elv_hash_start_k(const struct elv_hash *h, uint32_t key)
+{
+	return &h->starts[key >> (h->shift - ELV_HASH_STARTS_SHIFT)];
+}
+
+/* The start-filter counter of the granule of @sector. */
 ELV_HASH_FN uint8_t *elv_hash_start(const struct elv_hash *h, uint64_t sector)
 {
-	uint32_t x = (uint32_t)(sector >> 3) * 0x9E3779B1u;
-
-	return &h->starts[x >> (h->shift - ELV_HASH_STARTS_SHIFT)];
+	return elv_hash_start_k(h, elv_hash_key(sector));
 }
 
 ELV_HASH_FN void elv_hash_start_inc(struct elv_hash *h, uint64_t sector)
@@ -41,13 +46,25 @@ ELV_HASH_FN int elv_hash_may_start(const struct elv_hash *h, uint64_t sector)
 	return !h->starts || *elv_hash_start(h, sector) != 0;
 }
 
-ELV_HASH_FN void elv_hash_add(struct elv_hash *h, struct elv_request *rq)
+/* Hash @rq whose start and end granules have the keys @ks and @ke. */
+ELV_HASH_FN void elv_hash_insert_k(struct elv_hash *h, struct elv_request *rq, uint32_t ks,
+				   uint32_t ke)
 {
-	struct elv_request **b = elv_hash_bucket(h, elv_rq_end(rq));
+	struct elv_request **b = &h->buckets[ke >> h->shift];
+	uint8_t *c;
 
 	rq->hlink.next = *b;
 	*b = rq;
-	elv_hash_start_inc(h, rq->sector);
+	if (!h->starts)
+		return;
+	c = elv_hash_start_k(h, ks);
+	if (*c != UINT8_MAX)
+		(*c)++;
+}
+
+ELV_HASH_FN void elv_hash_add(struct elv_hash *h, struct elv_request *rq)
+{
+	elv_hash_insert_k(h, rq, elv_hash_key(rq->sector), elv_hash_key(elv_rq_end(rq)));
 }
 
 ELV_HASH_FN void elv_hash_del(struct elv_hash *h, struct elv_request *rq)
@@ -62,13 +79,20 @@ ELV_HASH_FN void elv_hash_del(struct elv_hash *h, struct elv_request *rq)
 	}
 }
 
-ELV_HASH_FN struct elv_request *elv_hash_find(const struct elv_hash *h, uint64_t end)
+/* The first hashed request that ends at @end, whose granule has the key @key. */
+ELV_HASH_FN struct elv_request *elv_hash_find_k(const struct elv_hash *h, uint64_t end,
+						uint32_t key)
 {
-	struct elv_request *rq = *elv_hash_bucket(h, end);
+	struct elv_request *rq = h->buckets[key >> h->shift];
 
 	while (rq && elv_rq_end(rq) != end)
 		rq = rq->hlink.next;
 	return rq;
+}
+
+ELV_HASH_FN struct elv_request *elv_hash_find(const struct elv_hash *h, uint64_t end)
+{
+	return elv_hash_find_k(h, end, elv_hash_key(end));
 }
 
 #endif /* ELV_HASH_OPS_H */

@@ -321,6 +321,56 @@ static void elv_policy_remove(struct elv_queue *q, struct elv_request *rq)
 	q->nr_queued--;
 }
 
+/*
+ * A mergeable request meets the queued ones: back merge through the hash (key @ks of its start
+ * granule), else front merge through the policy's lookup unless the start filter proves that
+ * nothing starts where it ends. 1 when it was absorbed; else *@ke is the key of its end granule.
+ */
+static ELV_SPEED_INLINE int elv_merge_on_add(struct elv_queue *q, struct elv_request *rq,
+					     uint32_t ks, uint32_t *ke)
+{
+	struct elv_request *c = elv_hash_find_k(&q->hash, rq->sector, ks);
+
+	if (c && elv_merge_back_from(q, c, rq))
+		return 1;
+	*ke = elv_hash_key(elv_rq_end(rq));
+	if (q->hash.starts && *elv_hash_start_k(&q->hash, *ke) == 0)
+		return 0;
+	if (q->find_next)
+		c = q->find_next(q, rq);
+	else
+		c = q->find_start ? q->find_start(q, elv_rq_end(rq), rq->op) : NULL;
+	return c && elv_merge_front_into(q, c, rq);
+}
+
+/*
+ * A new request, or one released from behind a barrier, joins a queued one if it can, else
+ * goes to the policy: 1 when it was absorbed (and already handed back through the merge
+ * callback). The keys of its start and end granules serve the lookups and the insertion.
+ */
+static ELV_SPEED_INLINE int elv_enqueue(struct elv_queue *q, struct elv_request *rq,
+					uint64_t now)
+{
+	uint32_t ks, ke;
+
+	if (!elv_rq_mergeable(rq)) {
+		elv_policy_add(q, rq, now);
+		return 0;
+	}
+	ks = elv_hash_key(rq->sector);
+	if (!q->cfg.no_merges) {
+		if (elv_merge_on_add(q, rq, ks, &ke))
+			return 1;
+	} else {
+		ke = elv_hash_key(elv_rq_end(rq));
+	}
+	rq->state = ELV_RQ_QUEUED;
+	elv_hash_insert_k(&q->hash, rq, ks, ke);
+	q->nr_queued++;
+	q->add(q, rq, now);
+	return 0;
+}
+
 /* Ordered: wait on the held list until everything added before it has gone. */
 static ELV_COLD int elv_add_held(struct elv_queue *q, struct elv_request *rq)
 {
@@ -352,10 +402,7 @@ int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	elv_trace(q, ELV_TRACE_INSERT, rq, NULL, 0, now);
 	if (ELV_UNLIKELY((rq->flags & ELV_RQ_BARRIER) || q->nr_held))
 		return elv_add_held(q, rq);
-	if (elv_try_merge_on_add(q, rq))
-		return 1; /* absorbed and already handed back through the merge callback */
-	elv_policy_add(q, rq, now);
-	return 0;
+	return elv_enqueue(q, rq, now);
 }
 
 /* The head barrier left: let the requests behind it, up to the next barrier, reach the policy. */
@@ -366,9 +413,7 @@ static void elv_release_held(struct elv_queue *q)
 	while ((rq = elv_list_first_rq(&q->held)) && !(rq->flags & ELV_RQ_BARRIER)) {
 		elv_list_del(&rq->fifo);
 		q->nr_held--;
-		if (elv_try_merge_on_add(q, rq))
-			continue;
-		elv_policy_add(q, rq, q->now);
+		elv_enqueue(q, rq, q->now);
 	}
 }
 
