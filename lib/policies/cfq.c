@@ -43,6 +43,8 @@
 #define CFQ_PAGE_SECTORS 8u      /* a request larger than this ends an idle wait at once */
 #define CFQ_DEEP_QUEUED 4u
 #define CFQ_LEVELS 8u
+#define CFQ_NR_ST 7u                       /* service trees */
+#define CFQ_NR_ASYNC (2u * CFQ_LEVELS + 1u) /* shared async queues */
 
 enum { CFQ_RT = 0, CFQ_BE = 1, CFQ_IDLE = 2 };             /* class index */
 enum { CFQ_ASYNC = 0, CFQ_SYNC_NOIDLE = 1, CFQ_SYNC = 2 };  /* workload type */
@@ -83,12 +85,10 @@ struct cfq_ttime {
 	uint64_t last_end;
 };
 
+/* A service tree; its index in cfq_data.st is cls * 3 + type (the IDLE class has one). */
 struct cfq_st {
 	struct elv_rb_root rb;  /* queues by rb_key */
 	uint32_t count;
-	uint8_t cls;
-	uint8_t type;
-	uint8_t idx;            /* position in tree scan order, 0..6 */
 	struct cfq_ttime ttime; /* think time of the tree (service-tree idling) */
 };
 
@@ -147,10 +147,8 @@ struct cfq_data {
 	int64_t target_latency;
 	int64_t idle_mode;
 
-	struct cfq_st st[2][3]; /* RT and BE, by workload type */
-	struct cfq_st st_idle;
-	struct cfq_queue async_q[2][CFQ_LEVELS];
-	struct cfq_queue async_idle;
+	struct cfq_st st[CFQ_NR_ST]; /* RT and BE by workload type, then IDLE: scan order */
+	struct cfq_queue async_q[CFQ_NR_ASYNC]; /* RT and BE by level, then IDLE */
 	struct elv_rb_root pos_tree[CFQ_LEVELS]; /* sync queues by next request, per level */
 	struct cfq_queue *active;
 	struct cfq_ttime grp_ttime;
@@ -176,6 +174,13 @@ struct cfq_data {
 };
 
 /* ---- small helpers ------------------------------------------------------------------- */
+
+/* A helper with several callers: one shared copy when optimising for size (-Os firmware). */
+#if defined(__OPTIMIZE_SIZE__) && defined(__GNUC__)
+#define CFQ_SHARED __attribute__((noinline))
+#else
+#define CFQ_SHARED
+#endif
 
 static struct cfq_data *cfq_data(const struct elv_queue *q)
 {
@@ -246,7 +251,12 @@ static unsigned cfqq_type(const struct cfq_queue *cq)
 
 static struct cfq_st *cfq_st_for(struct cfq_data *cd, unsigned cls, unsigned type)
 {
-	return cls == CFQ_IDLE ? &cd->st_idle : &cd->st[cls][type];
+	return &cd->st[cls * 3 + (cls == CFQ_IDLE ? 0 : type)];
+}
+
+static unsigned cfq_st_idx(const struct cfq_data *cd, const struct cfq_st *st)
+{
+	return (unsigned)(st - cd->st);
 }
 
 static struct cfq_queue *cfq_st_queue(const struct elv_rb_node *n)
@@ -256,9 +266,9 @@ static struct cfq_queue *cfq_st_queue(const struct elv_rb_node *n)
 
 static uint32_t cfq_class_busy(const struct cfq_data *cd, unsigned cls)
 {
-	if (cls == CFQ_IDLE)
-		return cd->st_idle.count;
-	return cd->st[cls][0].count + cd->st[cls][1].count + cd->st[cls][2].count;
+	const struct cfq_st *st = &cd->st[cls * 3];
+
+	return cls == CFQ_IDLE ? st->count : st[0].count + st[1].count + st[2].count;
 }
 
 /* Normalised priority: no class means BE level 4 (as elv_rq_prio()), IDLE is level 7. */
@@ -355,7 +365,7 @@ static int cfq_slice_used(const struct cfq_queue *cq, uint64_t now)
 
 /* ---- think time and seeks ------------------------------------------------------------- */
 
-static void cfq_ttime_sample(struct cfq_ttime *t, uint64_t now, int64_t idle)
+static CFQ_SHARED void cfq_ttime_sample(struct cfq_ttime *t, uint64_t now, int64_t idle)
 {
 	uint64_t gap = now - t->last_end, cap = (uint64_t)(2 * idle);
 
@@ -650,15 +660,9 @@ static uint8_t cfq_async_prio(const struct elv_request *rq)
 static struct cfq_queue *cfq_async_queue(struct cfq_data *cd, uint8_t prio)
 {
 	uint8_t p = cfq_norm_prio(prio);
+	unsigned i = cfq_prio_cls(p) * CFQ_LEVELS + ELV_PRIO_LEVEL(p);
 
-	switch (cfq_prio_cls(p)) {
-	case CFQ_IDLE:
-		return &cd->async_idle;
-	case CFQ_RT:
-		return &cd->async_q[0][ELV_PRIO_LEVEL(p)];
-	default:
-		return &cd->async_q[1][ELV_PRIO_LEVEL(p)];
-	}
+	return &cd->async_q[i < CFQ_NR_ASYNC ? i : CFQ_NR_ASYNC - 1];
 }
 
 /* The queue a held request lives in: its stream's sync queue, or a shared async one. */
@@ -789,7 +793,7 @@ static void cfq_arm_slice_timer(struct elv_queue *q, struct cfq_data *cd, uint64
 
 /* ---- active queue --------------------------------------------------------------------- */
 
-static void cfq_set_active(struct cfq_data *cd, struct cfq_queue *cq)
+static CFQ_SHARED void cfq_set_active(struct cfq_data *cd, struct cfq_queue *cq)
 {
 	cq->slice_start = 0;
 	cq->slice_end = 0;
@@ -845,12 +849,12 @@ static void cfq_choose_workload(struct cfq_data *cd, uint64_t now)
 		cd->workload_expires = now + 1;
 		return;
 	}
-	if (cd->serving_class == cls && cd->st[cls][cd->serving_type].count &&
+	if (cd->serving_class == cls && cd->st[cls * 3 + cd->serving_type].count &&
 	    cfq_before(now, cd->workload_expires))
 		return;
 	type = CFQ_SYNC_NOIDLE;
 	for (t = 0; t < 3; t++) {
-		o = cfq_st_queue(cd->st[cls][t].rb.first);
+		o = cfq_st_queue(cd->st[cls * 3 + t].rb.first);
 		if (o && (!best || cfq_before(o->rb_key, best->rb_key))) {
 			best = o;
 			type = t;
@@ -863,10 +867,11 @@ static void cfq_choose_workload(struct cfq_data *cd, uint64_t now)
 
 	/* a share of target_latency proportional to the queues of this type */
 	busy = cfq_max64(cd->busy_avg[cls], cfq_class_busy(cd, cls));
-	slice = cfq_muldiv(cd->target_latency, cd->st[cls][type].count, busy);
+	slice = cfq_muldiv(cd->target_latency, cd->st[cls * 3 + type].count, busy);
 	if (type == CFQ_ASYNC) {
 		tmp = cfq_muldiv(cd->target_latency,
-				 cd->st[CFQ_RT][CFQ_ASYNC].count + cd->st[CFQ_BE][CFQ_ASYNC].count,
+				 cd->st[CFQ_RT * 3 + CFQ_ASYNC].count +
+					 cd->st[CFQ_BE * 3 + CFQ_ASYNC].count,
 				 cd->busy_queues);
 		slice = cfq_muldiv(cfq_min64(slice, tmp), cd->slice_async, cd->slice_sync);
 	} else {
@@ -1054,18 +1059,7 @@ static void cfq_dispatch_insert(struct cfq_data *cd, struct cfq_queue *cq, struc
 	cq->flags &= (uint16_t)~CFQQ_MUST_DISPATCH;
 }
 
-/* Drain order for forced dispatch: RT, BE, IDLE; async, sync-noidle, sync. */
-static struct cfq_queue *cfq_forced_next(struct cfq_data *cd)
-{
-	unsigned c, t;
-	struct cfq_queue *cq;
-
-	for (c = 0; c < 2; c++)
-		for (t = 0; t < 3; t++)
-			if ((cq = cfq_st_queue(cd->st[c][t].rb.first)) != NULL)
-				return cq;
-	return cfq_st_queue(cd->st_idle.rb.first);
-}
+static struct cfq_queue *cfq_iter_next(const struct cfq_data *cd, const struct cfq_queue *cq);
 
 static struct elv_request *cfq_forced_dispatch(struct elv_queue *q, struct cfq_data *cd,
 					       uint64_t now)
@@ -1079,7 +1073,8 @@ static struct elv_request *cfq_forced_dispatch(struct elv_queue *q, struct cfq_d
 		cq = NULL;
 	}
 	if (!cq) {
-		cq = cfq_forced_next(cd);
+		/* drain order: RT, BE, IDLE; async, sync-noidle, sync */
+		cq = cfq_iter_next(cd, NULL);
 		if (!cq)
 			return NULL;
 		cfq_set_active(cd, cq);
@@ -1236,21 +1231,13 @@ static void cfq_init(struct elv_queue *q)
 {
 	struct cfq_data *cd = cfq_data(q);
 	struct elv_stats st;
-	unsigned c, t;
+	unsigned i;
 
-	for (c = 0; c < 2; c++) {
-		for (t = 0; t < 3; t++) {
-			cd->st[c][t].cls = (uint8_t)c;
-			cd->st[c][t].type = (uint8_t)t;
-			cd->st[c][t].idx = (uint8_t)(c * 3 + t);
-		}
-		for (t = 0; t < CFQ_LEVELS; t++)
-			cfq_init_queue(&cd->async_q[c][t],
-				       ELV_PRIO(c == 0 ? ELV_PRIO_RT : ELV_PRIO_BE, t), 0);
-	}
-	cd->st_idle.cls = CFQ_IDLE;
-	cd->st_idle.idx = 6;
-	cfq_init_queue(&cd->async_idle, ELV_PRIO(ELV_PRIO_IDLE, 7), 0);
+	for (i = 0; i < CFQ_NR_ASYNC; i++)
+		cfq_init_queue(&cd->async_q[i],
+			       i < CFQ_NR_ASYNC - 1 ? ELV_PRIO(ELV_PRIO_RT + i / CFQ_LEVELS, i)
+						 : ELV_PRIO(ELV_PRIO_IDLE, CFQ_LEVELS - 1),
+			       0);
 	cd->idle_end = ELV_TIME_NEVER;
 	cd->grace_end = ELV_TIME_NEVER;
 	cd->serving_class = CFQ_BE;
@@ -1330,8 +1317,8 @@ static struct cfq_queue *cfq_iter_next(const struct cfq_data *cd, const struct c
 
 	if (n)
 		return cfq_st_queue(n);
-	for (i = cq ? cq->st->idx + 1u : 0u; i < 7; i++) {
-		st = i == 6 ? &cd->st_idle : &cd->st[i / 3][i % 3];
+	for (i = cq ? cfq_st_idx(cd, cq->st) + 1u : 0u; i < CFQ_NR_ST; i++) {
+		st = &cd->st[i];
 		if (st->rb.first)
 			return cfq_st_queue(st->rb.first);
 	}
@@ -1583,17 +1570,15 @@ static int cfq_check_queue(const struct elv_queue *q, const struct cfq_data *cd,
 	CFQ_CHECK(((cq->flags & CFQQ_ON_RR) != 0) == (cq->st != NULL));
 	CFQ_CHECK(!cq->queued || cq->st);
 	CFQ_CHECK(!cq->st || cq->queued || cq == cd->active);
-	if (cq->st) {
-		CFQ_CHECK(cq->st == cfq_st_for((struct cfq_data *)cd, cq->cls, cq->st->type) ||
-			  cq->cls == CFQ_IDLE);
-		CFQ_CHECK(cq->st->cls == (cq->cls == CFQ_IDLE ? CFQ_IDLE : cq->cls));
-	}
+	/* on a tree of its class */
+	CFQ_CHECK(!cq->st || cfq_st_idx(cd, cq->st) / 3 == cq->cls);
 	(void)q;
 	return 0;
 }
 
-static int cfq_check_tree(const struct cfq_st *st, uint32_t *busy, uint32_t *sync)
+static int cfq_check_tree(const struct cfq_data *cd, unsigned i, uint32_t *busy, uint32_t *sync)
 {
+	const struct cfq_st *st = &cd->st[i];
 	const struct elv_rb_node *n;
 	const struct cfq_queue *cq, *prev = NULL;
 	uint32_t cnt = 0;
@@ -1604,8 +1589,8 @@ static int cfq_check_tree(const struct cfq_st *st, uint32_t *busy, uint32_t *syn
 		CFQ_CHECK(cq->st == st && (cq->flags & CFQQ_ON_RR));
 		CFQ_CHECK(!prev || !cfq_before(cq->rb_key, prev->rb_key));
 		/* the idle window may flip on a tree; the queue moves at its next re-sort */
-		CFQ_CHECK(st->cls == CFQ_IDLE ? cq->cls == CFQ_IDLE
-					      : (st->type == CFQ_ASYNC) == !cfqq_sync(cq));
+		CFQ_CHECK(i == CFQ_NR_ST - 1 ? cq->cls == CFQ_IDLE
+					     : (i % 3 == CFQ_ASYNC) == !cfqq_sync(cq));
 		*sync += (uint32_t)cfqq_sync(cq);
 		prev = cq;
 		cnt++;
@@ -1621,15 +1606,12 @@ static int cfq_check(const struct elv_queue *q)
 	const struct cfq_queue *cq;
 	uint32_t busy = 0, sync = 0, queued = 0, inflight = 0, filed = 0, expect_filed = 0;
 	const struct elv_rb_node *n;
-	unsigned c, t;
+	unsigned t;
 	int err, want;
 
-	for (c = 0; c < 2; c++)
-		for (t = 0; t < 3; t++)
-			if ((err = cfq_check_tree(&cd->st[c][t], &busy, &sync)) != 0)
-				return err;
-	if ((err = cfq_check_tree(&cd->st_idle, &busy, &sync)) != 0)
-		return err;
+	for (t = 0; t < CFQ_NR_ST; t++)
+		if ((err = cfq_check_tree(cd, t, &busy, &sync)) != 0)
+			return err;
 	CFQ_CHECK(busy == cd->busy_queues && sync == cd->busy_sync_queues);
 	for (cq = cfq_iter_next(cd, NULL); cq; cq = cfq_iter_next(cd, cq)) {
 		if ((err = cfq_check_queue(q, cd, cq)) != 0)
@@ -1659,14 +1641,11 @@ static int cfq_check(const struct elv_queue *q)
 	CFQ_CHECK(filed == expect_filed);
 	for (cq = cd->pos_dirty; cq; cq = cq->p_next)
 		CFQ_CHECK(cq->flags & CFQQ_POS_DIRTY);
-	for (c = 0; c < 2; c++) {
-		for (t = 0; t < CFQ_LEVELS; t++) {
-			cq = &cd->async_q[c][t];
-			CFQ_CHECK(cq->st || !cq->queued);
-			inflight += cq->dispatched;
-		}
+	for (t = 0; t < CFQ_NR_ASYNC; t++) {
+		cq = &cd->async_q[t];
+		CFQ_CHECK(cq->st || !cq->queued);
+		inflight += cq->dispatched;
 	}
-	inflight += cd->async_idle.dispatched;
 	CFQ_CHECK(inflight == cd->rq_in_flight[0]);
 	CFQ_CHECK(!cd->active || (cd->active->flags & CFQQ_ON_RR));
 	CFQ_CHECK((cd->idle_end != ELV_TIME_NEVER) ==
