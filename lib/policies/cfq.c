@@ -92,13 +92,22 @@ struct cfq_st {
 	struct cfq_ttime ttime; /* think time of the tree (service-tree idling) */
 };
 
+/* Small, often-used members first: short load and store encodings on Thumb-2. */
 struct cfq_queue {
 	struct elv_rb_node st_node;   /* link in its service tree */
-	struct elv_rb_root sort_list; /* queued requests by sector */
-	struct elv_list fifo;         /* queued requests by arrival */
+	uint16_t flags;
+	uint8_t cls;
+	uint8_t level;
+	uint32_t queued;
+	uint32_t dispatched;          /* in flight, requeued ones included */
+	uint32_t slice_dispatch;
+	uint32_t prio_pending;        /* queued metadata requests */
+	uint32_t seek_history;        /* one bit per request: 1 for a seek */
 	struct elv_request *next_rq;  /* where the head would go next within this queue */
 	struct cfq_st *st;            /* tree it is on, NULL when not busy */
 	struct elv_stream *stream;    /* owner of a sync queue, NULL for shared async queues */
+	struct elv_rb_root sort_list; /* queued requests by sector */
+	struct elv_list fifo;         /* queued requests by arrival */
 	struct elv_rb_node p_node;    /* link in a position tree, keyed by next_rq's sector */
 	struct elv_rb_root *p_root;   /* the tree it belongs in, or NULL */
 	struct elv_rb_root *p_linked; /* the tree it is linked in (differs while dirty) */
@@ -110,14 +119,6 @@ struct cfq_queue {
 	uint64_t slice_end;
 	int64_t slice_resid;          /* unused (positive) or overrun slice carried to the key */
 	uint64_t last_request_pos;
-	uint32_t queued;
-	uint32_t dispatched;          /* in flight, requeued ones included */
-	uint32_t slice_dispatch;
-	uint32_t prio_pending;        /* queued metadata requests */
-	uint32_t seek_history;        /* one bit per request: 1 for a seek */
-	uint16_t flags;
-	uint8_t cls;
-	uint8_t level;
 };
 
 /* What CFQ keeps in a stream's private area. */
@@ -131,7 +132,28 @@ struct cfq_stream {
 _Static_assert(sizeof(struct cfq_stream) <= sizeof(((struct elv_stream *)0)->ELV_PRIVATE(priv)),
 	       "cfq stream state must fit in the stream's private area");
 
+/* Small, often-used members first (short encodings on Thumb-2), the big arrays last. */
 struct cfq_data {
+	struct cfq_queue *active;
+	uint32_t busy_queues;
+	uint32_t busy_sync_queues;
+	uint32_t rq_queued;
+	uint32_t rq_in_flight[2]; /* [0] async queues, [1] sync queues */
+	uint32_t busy_avg[2];     /* sticky average of busy RT / BE queues */
+	uint8_t serving_class;
+	uint8_t serving_type;
+	uint8_t clock_set;
+	uint8_t pad;
+	struct cfq_queue *pos_dirty; /* queues whose position-tree link is out of date */
+	uint64_t idle_end; /* idle timer, ELV_TIME_NEVER when not armed */
+	uint64_t grace_end; /* IDLE class held back until then, or ELV_TIME_NEVER */
+	uint64_t last_position;
+	uint64_t workload_expires;
+	uint64_t last_delayed_sync;
+	uint64_t last_end_busy; /* last completion of an RT or BE request */
+	uint64_t epoch; /* tells our in-flight stamps from those of an earlier instance */
+	uint64_t pos_seq; /* next position-tree filing number */
+
 	/* tunables (internal units: ns, requests, KiB) */
 	int64_t quantum;
 	int64_t fifo_expire_sync;
@@ -147,30 +169,11 @@ struct cfq_data {
 	int64_t target_latency;
 	int64_t idle_mode;
 
-	struct cfq_st st[CFQ_NR_ST]; /* RT and BE by workload type, then IDLE: scan order */
-	struct cfq_queue async_q[CFQ_NR_ASYNC]; /* RT and BE by level, then IDLE */
-	struct elv_rb_root pos_tree[CFQ_LEVELS]; /* sync queues by next request, per level */
-	struct cfq_queue *active;
 	struct cfq_ttime grp_ttime;
-	uint64_t workload_expires;
-	uint64_t last_position;
-	uint64_t last_delayed_sync;
-	uint64_t idle_end; /* idle timer, ELV_TIME_NEVER when not armed */
-	uint64_t grace_end; /* IDLE class held back until then, or ELV_TIME_NEVER */
-	uint64_t last_end_busy; /* last completion of an RT or BE request */
-	uint64_t epoch; /* tells our in-flight stamps from those of an earlier instance */
-	uint64_t pos_seq; /* next position-tree filing number */
-	struct cfq_queue *pos_dirty; /* queues whose position-tree link is out of date */
-	uint32_t busy_queues;
-	uint32_t busy_sync_queues;
-	uint32_t rq_queued;
-	uint32_t rq_in_flight[2]; /* [0] async queues, [1] sync queues */
-	uint32_t busy_avg[2];     /* sticky average of busy RT / BE queues */
-	uint8_t serving_class;
-	uint8_t serving_type;
-	uint8_t clock_set;
-	uint8_t pad;
 	uint64_t stat[CFQ_NR_STATS];
+	struct cfq_st st[CFQ_NR_ST]; /* RT and BE by workload type, then IDLE: scan order */
+	struct elv_rb_root pos_tree[CFQ_LEVELS]; /* sync queues by next request, per level */
+	struct cfq_queue async_q[CFQ_NR_ASYNC]; /* RT and BE by level, then IDLE */
 };
 
 /* ---- small helpers ------------------------------------------------------------------- */
