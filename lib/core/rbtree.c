@@ -12,6 +12,13 @@
 
 #include "elv_internal.h"
 
+/* Rotating cases are kept out of line, so that the common paths need few registers. */
+#if defined(__GNUC__)
+#define RB_NOINLINE __attribute__((noinline))
+#else
+#define RB_NOINLINE
+#endif
+
 #define RB_RED ((uintptr_t)0)
 #define RB_BLACK ((uintptr_t)1)
 
@@ -68,6 +75,20 @@ static void rb_rotate(struct elv_rb_root *t, struct elv_rb_node *x, unsigned dir
 }
 
 /*
+ * The end of an insertion: red @n below red @p, on side @dir of black @g, whose other child
+ * is black. Out of line, so that the loop that calls it needs no stack frame.
+ */
+static RB_NOINLINE void rb_insert_rotate(struct elv_rb_root *t, struct elv_rb_node *n,
+					 struct elv_rb_node *p, struct elv_rb_node *g, unsigned dir)
+{
+	/* An inner grandchild is made the outer one first (both stay red). */
+	if (n != *rb_kid(p, dir))
+		rb_rotate(t, p, dir, RB_RED);
+	/* g's child on side dir takes g's place and its black; g goes down red. */
+	rb_rotate(t, g, !dir, RB_RED);
+}
+
+/*
  * Link @n, red, at @link below @parent, then restore the colour rules. A red node's
  * parent_color is its parent pointer as is, which saves masking on the way up.
  */
@@ -96,13 +117,7 @@ static void rb_link_fixup(struct elv_rb_root *t, struct elv_rb_node *n,
 			n = g;
 			continue;
 		}
-		if (n != *rb_kid(p, dir)) {
-			/* n is the inner grandchild: make it the outer one (both stay red). */
-			rb_rotate(t, p, dir, RB_RED);
-			p = n;
-		}
-		/* p takes g's place and its black; g goes down red. */
-		rb_rotate(t, g, !dir, RB_RED);
+		rb_insert_rotate(t, n, p, g, dir);
 		return;
 	}
 	n->parent_color = RB_BLACK; /* the root */
@@ -121,7 +136,8 @@ void elv_rb_insert(struct elv_rb_root *t, struct elv_rb_node *n, struct elv_rb_n
  * (NULL at first) carries one "extra black" until it can be absorbed. The sibling exists
  * because that side has a black height of at least 1.
  */
-static void rb_erase_fixup(struct elv_rb_root *t, struct elv_rb_node *x, struct elv_rb_node *p)
+static RB_NOINLINE void rb_erase_fixup(struct elv_rb_root *t, struct elv_rb_node *x,
+				       struct elv_rb_node *p)
 {
 	struct elv_rb_node *w, *far;
 	unsigned dir;

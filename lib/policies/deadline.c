@@ -146,6 +146,14 @@ static void dl_init(struct elv_queue *q)
 	d->last_dir = ELV_DIR_READ;
 }
 
+/* dl_add() for a request that arrived before the FIFO's tail (re-added after a switch or a
+ * barrier): out of line, so that the common case needs no stack frame. */
+static DL_NOINLINE void dl_add_unordered(struct dl_dir *dd, struct elv_request *rq)
+{
+	elv_fifo_insert_sorted(&dd->fifo, rq);
+	elv_sort_add(&dd->sort, rq);
+}
+
 static void dl_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct dl_data *d = dl_data(q);
@@ -156,11 +164,11 @@ static void dl_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	(void)now;
 	d->busy |= 1u << (i >> 1);
 	dd->nr++;
-	/* Arrivals come in order; re-adds after a switch or a barrier may not. */
-	if (ELV_LIKELY(tail == &dd->fifo || elv_rq_seq_cmp(elv_list_rq(tail), rq) <= 0))
-		elv_list_insert(&rq->fifo, tail, &dd->fifo);
-	else
-		elv_fifo_insert_sorted(&dd->fifo, rq);
+	if (ELV_UNLIKELY(tail != &dd->fifo && elv_rq_seq_cmp(elv_list_rq(tail), rq) > 0)) {
+		dl_add_unordered(dd, rq);
+		return;
+	}
+	elv_list_insert(&rq->fifo, tail, &dd->fifo);
 	/* Last, so that nothing has to survive the call. */
 	elv_sort_add(&dd->sort, rq);
 }
@@ -267,9 +275,14 @@ static int dl_pick(const struct dl_data *d, unsigned l, uint64_t now, struct dl_
 /* Dispatch @rq from tree @i: the sweep moves on past it, the other direction's stops. */
 static inline struct elv_request *dl_take(struct dl_data *d, unsigned i, struct elv_request *rq)
 {
+	struct dl_dir *dd = &d->dir[i], *od = &d->dir[i ^ 1];
+
 	d->batching++;
-	d->dir[i ^ 1].next_rq = NULL;
-	d->dir[i].next_rq = dl_unlink(d, i, rq);
+	od->next_rq = NULL;
+	elv_list_del(&rq->fifo);
+	if (--dd->nr == 0 && od->nr == 0)
+		d->busy &= ~(1u << (i >> 1));
+	dd->next_rq = elv_sort_del_next(&dd->sort, rq);
 	return rq;
 }
 
