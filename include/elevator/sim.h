@@ -204,6 +204,9 @@ struct elv_sim_dev_stats {
 	uint64_t destage_ns;     /**< Disk: media time spent writing back cached writes. */
 	uint64_t write_hits;     /**< Disk: writes absorbed by the write-back buffer. */
 	uint64_t busy_refusals;  /**< Commands refused with BUSY (the host requeued them). */
+	uint64_t full_merge_ns;    /**< Flash: time spent in full merges. */
+	uint64_t partial_merge_ns; /**< Flash: time spent in partial merges. */
+	uint64_t switch_merge_ns;  /**< Flash: time spent in switch merges. */
 };
 
 struct elv_sim_dev;
@@ -319,6 +322,10 @@ struct elv_sim_config {
 	uint8_t closed_loop;             /**< Replay: per-pid dependencies with original gaps. */
 	void (*progress)(void *ctx, double fraction); /**< Optional progress report. */
 	void *progress_ctx;              /**< Passed to @c progress. */
+	/** Optional command trace: @p ev is 'D' when the device is given a command (after
+	 *  merging), 'C' when it completes; @p now in ns. */
+	void (*trace)(void *ctx, char ev, uint64_t now, const struct elv_sim_io *io);
+	void *trace_ctx;                 /**< Passed to @c trace. */
 };
 
 /** @brief Latency summary in milliseconds. */
@@ -434,6 +441,9 @@ struct elv_sim_scn_opts {
 	double scale;                         /**< Work scale factor (0 means 1). */
 	void (*progress)(void *ctx, double fraction); /**< Optional progress report. */
 	void *progress_ctx;                   /**< Passed to @c progress. */
+	/** Optional command trace of every run (see elv_sim_config). */
+	void (*trace)(void *ctx, char ev, uint64_t now, const struct elv_sim_io *io);
+	void *trace_ctx;                      /**< Passed to @c trace. */
 };
 
 /** @brief Number of built-in scenarios. */

@@ -283,6 +283,8 @@ static void complete(struct eng *e, struct elv_sim_io *io)
 	struct srq *r = io->ctx, *x, *next;
 	uint32_t i;
 
+	if (e->cfg->trace)
+		e->cfg->trace(e->cfg->trace_ctx, 'C', e->now, io);
 	if (elv_complete(e->q, &r->rq, e->now)) {
 		e->err = ELV_EINVAL;
 		return;
@@ -351,6 +353,8 @@ static void kick(struct eng *e)
 			}
 		} else if (ret) {
 			e->err = ret;
+		} else if (e->cfg->trace) {
+			e->cfg->trace(e->cfg->trace_ctx, 'D', e->now, &r->io);
 		}
 	}
 }

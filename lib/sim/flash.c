@@ -189,6 +189,11 @@ static double ssd_serve(struct elv_sim_dev *d, struct elv_sim_io *io)
 
 /* ---- USB stick (log-block FTL) ------------------------------------------------------------ */
 
+static uint64_t us_to_ns(double us)
+{
+	return (uint64_t)(us * 1000.0 + 0.5);
+}
+
 static double usb_merge(struct elv_sim_dev *d, struct elv__logblk *lb)
 {
 	const struct elv_sim_flash_params *fp = &d->p.flash;
@@ -198,14 +203,17 @@ static double usb_merge(struct elv_sim_dev *d, struct elv__logblk *lb)
 	if (lb->seq && lb->next == ppb) {
 		cost = fp->erase_us; /* the log block becomes the data block */
 		d->st.switch_merges++;
+		d->st.switch_merge_ns += us_to_ns(cost);
 		d->st.erases++;
 	} else if (lb->seq) {
 		cost = (ppb - lb->next) * rw + fp->erase_us;
 		d->st.partial_merges++;
+		d->st.partial_merge_ns += us_to_ns(cost);
 		d->st.erases++;
 	} else {
 		cost = ppb * rw + 2 * fp->erase_us;
 		d->st.full_merges++;
+		d->st.full_merge_ns += us_to_ns(cost);
 		d->st.erases += 2;
 	}
 	lb->lblk = -1;

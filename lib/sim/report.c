@@ -100,10 +100,13 @@ static void json_result(FILE *f, const struct elv_sim_report *rep,
 	}
 	fprintf(f, "},\n      \"flash\": {\"full_merges\": %llu, \"switch_merges\": %llu, "
 		"\"partial_merges\": %llu, \"gc_blocks\": %llu, \"gc_copies\": %llu, "
-		"\"erases\": %llu},\n", (unsigned long long)r->dev.full_merges,
+		"\"erases\": %llu, \"full_merge_s\": %.6f, \"partial_merge_s\": %.6f, "
+		"\"switch_merge_s\": %.6f},\n", (unsigned long long)r->dev.full_merges,
 		(unsigned long long)r->dev.switch_merges,
 		(unsigned long long)r->dev.partial_merges, (unsigned long long)r->dev.gc_blocks,
-		(unsigned long long)r->dev.gc_copies, (unsigned long long)r->dev.erases);
+		(unsigned long long)r->dev.gc_copies, (unsigned long long)r->dev.erases,
+		(double)r->dev.full_merge_ns / 1e9, (double)r->dev.partial_merge_ns / 1e9,
+		(double)r->dev.switch_merge_ns / 1e9);
 	fprintf(f, "      \"device\": {\"commands\": %llu, \"media_accesses\": %llu, "
 		"\"cache_hits\": %llu, \"write_hits\": %llu, \"destage_s\": %.6g, "
 		"\"busy_refusals\": %llu}",

@@ -329,6 +329,8 @@ static void base_config(struct elv_sim_config *c, const struct elv_sim_dev_param
 	memset(c, 0, sizeof(*c));
 	c->dev = *dev;
 	c->policy = pol;
+	c->trace = o->trace;
+	c->trace_ctx = o->trace_ctx;
 	c->seed = o->seed;
 	c->nr_sets = o->nr_sets;
 	memcpy(c->sets, o->sets, sizeof(c->sets));

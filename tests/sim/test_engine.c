@@ -108,6 +108,63 @@ static void test_replay(void **state)
 	elv_sim_result_free(&r);
 }
 
+struct trace_rec {
+	char ev;
+	uint64_t now;
+	uint64_t sector;
+};
+
+struct tracebuf {
+	struct trace_rec r[16];
+	unsigned n;
+};
+
+static void trace_cb(void *ctx, char ev, uint64_t now, const struct elv_sim_io *io)
+{
+	struct tracebuf *t = ctx;
+
+	assert_true(t->n < 16);
+	t->r[t->n].ev = ev;
+	t->r[t->n].now = now;
+	t->r[t->n].sector = io->sector;
+	t->n++;
+}
+
+/* The command trace sees every command given to the device and its completion, in order. */
+static void test_trace_hook(void **state)
+{
+	static const struct elv_sim_replay_rec recs[] = {
+		{ 0, 0, 8, ELV_OP_READ, 1, 0, 7 },
+		{ 1000000, 800, 8, ELV_OP_READ, 1, 0, 7 },
+		{ 1010000, 1600, 8, ELV_OP_READ, 1, 0, 7 },
+	};
+	/* 65 us per read; the third arrives while the second is served and follows it. */
+	static const struct trace_rec want[] = {
+		{ 'D', 0, 0 }, { 'C', 65000, 0 }, { 'D', 1000000, 800 }, { 'C', 1065000, 800 },
+		{ 'D', 1065000, 1600 }, { 'C', 1130000, 1600 },
+	};
+	struct tracebuf t;
+	struct elv_sim_result r;
+	unsigned i;
+
+	(void)state;
+	base("null", "noop");
+	toy_flash();
+	cfg.replay = recs;
+	cfg.nr_replay = 3;
+	memset(&t, 0, sizeof(t));
+	cfg.trace = trace_cb;
+	cfg.trace_ctx = &t;
+	assert_int_equal(elv_sim_run(&cfg, &r), 0);
+	elv_sim_result_free(&r);
+	assert_int_equal(t.n, 6);
+	for (i = 0; i < 6; i++) {
+		assert_int_equal(t.r[i].ev, want[i].ev);
+		assert_int_equal(t.r[i].now, want[i].now);
+		assert_int_equal(t.r[i].sector, want[i].sector);
+	}
+}
+
 static void test_completion_dispatches_first(void **state)
 {
 	struct elv_sim_result r;
@@ -327,6 +384,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_think_time),
 		cmocka_unit_test(test_replay),
+		cmocka_unit_test(test_trace_hook),
 		cmocka_unit_test(test_completion_dispatches_first),
 		cmocka_unit_test(test_merges_reach_every_issuer),
 		cmocka_unit_test(test_busy_requeue),

@@ -92,6 +92,10 @@ static void test_usb_merges(void **state)
 	assert_int_equal(st.full_merges, 1);
 	assert_int_equal(st.partial_merges, 1);
 	assert_int_equal(st.erases, 4);
+	/* Time in each kind of merge: one erase; 4 * 110 + 2000; 3 * 110 + 1000 (ns). */
+	assert_int_equal(st.switch_merge_ns, 1000000);
+	assert_int_equal(st.full_merge_ns, 2440000);
+	assert_int_equal(st.partial_merge_ns, 1330000);
 	elv_sim_dev_destroy(d);
 }
 

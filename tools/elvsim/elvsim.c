@@ -33,6 +33,13 @@ struct opts {
 	const char *format;
 	struct elv_sim_set sets[ELV_SIM_MAX_SETS];
 	unsigned nsets;
+	const char *trace;
+};
+
+/* Where --trace writes, and the policy whose run is going on. */
+struct tracer {
+	FILE *f;
+	const char *policy;
 };
 
 static void usage(FILE *f)
@@ -53,6 +60,7 @@ static void usage(FILE *f)
 		"  --csv FILE|-            CSV report\n"
 		"  --plot DIR              SVG charts through gnuplot\n"
 		"  --scale X               multiply the work of a scenario (default 1)\n"
+		"  --trace FILE|-          every command given to and completed by the device\n"
 		"  --quiet                 no table, no progress bar\n");
 }
 
@@ -242,6 +250,8 @@ static int parse_opts(struct opts *o, int argc, char **argv, int start, const ch
 			o->plot = v;
 		} else if (strcmp(a, "--format") == 0) {
 			o->format = v;
+		} else if (strcmp(a, "--trace") == 0) {
+			o->trace = v;
 		} else if (strcmp(a, "--scale") == 0) {
 			char *end;
 
@@ -343,6 +353,16 @@ static void close_out(FILE *f)
 {
 	if (f && f != stdout)
 		fclose(f);
+}
+
+/* One line per device event: policy, D(ispatch) or C(omplete), ms, op, sector, sectors. */
+static void trace_cb(void *ctx, char ev, uint64_t now, const struct elv_sim_io *io)
+{
+	static const char ops[] = "RWDF";
+	const struct tracer *t = ctx;
+
+	fprintf(t->f, "%s %c %.6f %c %llu %u\n", t->policy, ev, (double)now / 1e6,
+		io->op < 4 ? ops[io->op] : '?', (unsigned long long)io->sector, io->nr_sectors);
 }
 
 static int have_gnuplot(void)
@@ -503,8 +523,12 @@ static int run_scenario(const struct opts *o, unsigned si, struct elv_sim_report
 			struct bar *b)
 {
 	struct elv_sim_scn_opts so;
+	struct tracer tr = { NULL, NULL };
 	unsigned k;
 	int r = 0;
+
+	if (o->trace && !(tr.f = open_out(o->trace)))
+		return ELV_EINVAL;
 
 	/* One policy at a time, so each gets only the tunables it has. */
 	memset(rep, 0, sizeof(*rep));
@@ -518,6 +542,11 @@ static int run_scenario(const struct opts *o, unsigned si, struct elv_sim_report
 		so.nr_sets = sets_for(o, o->pol[k], so.sets);
 		so.progress = bar_cb;
 		so.progress_ctx = b;
+		if (tr.f) {
+			tr.policy = elv_policy_name(o->pol[k]);
+			so.trace = trace_cb;
+			so.trace_ctx = &tr;
+		}
 		r = elv_sim_scenario_run(si, &o->pol[k], 1, &so, &one);
 		if (r) {
 			elv_sim_report_free(&one);
@@ -533,6 +562,7 @@ static int run_scenario(const struct opts *o, unsigned si, struct elv_sim_report
 		rep->res[rep->nr++] = one.res[0];
 		free(one.res);
 	}
+	close_out(tr.f);
 	return r;
 }
 
@@ -581,6 +611,7 @@ static int cmd_replay(int argc, char **argv)
 	struct elv_sim_replay_rec *rr;
 	struct elv_sim_report rep;
 	struct elv_sim_config *c;
+	struct tracer tr = { NULL, NULL };
 	enum elv_trace_format fmt;
 	char err[ELV_TRACE_ERR_MAX];
 	size_t n = 0, i;
@@ -635,6 +666,8 @@ static int cmd_replay(int argc, char **argv)
 	rep.primary_name = "makespan_s";
 	rep.lower_is_better = 1;
 	r = 0;
+	if (o.trace && !(tr.f = open_out(o.trace)))
+		r = ELV_EINVAL;
 	for (k = 0; k < o.npol && !r; k++) {
 		memset(c, 0, sizeof(*c));
 		c->dev = o.dev;
@@ -644,12 +677,18 @@ static int cmd_replay(int argc, char **argv)
 		c->replay = rr;
 		c->nr_replay = n;
 		c->closed_loop = (uint8_t)o.closed_loop;
+		if (tr.f) {
+			tr.policy = elv_policy_name(o.pol[k]);
+			c->trace = trace_cb;
+			c->trace_ctx = &tr;
+		}
 		r = elv_sim_run(c, &rep.res[k].run);
 		if (!r) {
 			rep.res[k].primary = rep.res[k].run.makespan_s;
 			rep.nr++;
 		}
 	}
+	close_out(tr.f);
 	if (r)
 		fprintf(stderr, "elvsim: replay failed: %s\n", elv_strerror(r));
 	else
