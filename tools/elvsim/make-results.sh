@@ -13,9 +13,16 @@ cmake --build "$build" --target elvsim -j2 >/dev/null
 elvsim="$build/tools/elvsim/elvsim"
 out="$build/results"
 mkdir -p "$out"
-for s in seek-sort tcq-depth write-bomb stream-vs-small-files postmark-usb; do
+for s in seek-sort tcq-depth write-bomb stream-vs-small-files; do
 	"$elvsim" run "$s" --policy all --seed 1 --quiet --json "$out/$s.json"
 done
+# postmark-usb with a command trace, to find why each full merge of the FTL happened.
+# 10080 is the end of the FAT (from sector 32, 2048 sectors) and of the 1000 directory
+# clusters of the PostMark layout on the 1 GB stick.
+"$elvsim" run postmark-usb --policy all --seed 1 --quiet --json "$out/postmark-usb.json" \
+	--trace "$out/postmark-usb.trace"
+python3 "$root/tools/elvsim/ftl_causes.py" "$out/postmark-usb.trace" \
+	"$out/postmark-usb.json" 10080 >"$out/postmark-usb-causes.json"
 # Deadline with no read expiry: does expiry explain its distance to N/(Q+1)?
 "$elvsim" run seek-sort --policy deadline --seed 1 --quiet --set read_expire=3600000 \
 	--json "$out/seek-sort-noexpire.json"
@@ -26,7 +33,10 @@ for k in 2 3 4 8; do
 done
 # The same policies with their idling switched off: what the idling itself costs on flash.
 "$elvsim" run postmark-usb --policy anticipatory,cfq --seed 1 --quiet --set antic_expire=0 \
-	--set slice_idle=0 --set group_idle=0 --json "$out/postmark-usb-noidle.json"
+	--set slice_idle=0 --set group_idle=0 --json "$out/postmark-usb-noidle.json" \
+	--trace "$out/postmark-usb-noidle.trace"
+python3 "$root/tools/elvsim/ftl_causes.py" "$out/postmark-usb-noidle.trace" \
+	"$out/postmark-usb-noidle.json" 10080 >"$out/postmark-usb-noidle-causes.json"
 "$elvsim" recommend --seed 1 --quiet --json "$out/recommend.json" >/dev/null
 python3 "$root/tools/elvsim/results_md.py" "$out" >"$root/docs/results.md"
 echo "wrote docs/results.md"
