@@ -135,15 +135,15 @@ _Static_assert(sizeof(struct cfq_stream) <= sizeof(((struct elv_stream *)0)->ELV
 /* Small, often-used members first (short encodings on Thumb-2), the big arrays last. */
 struct cfq_data {
 	struct cfq_queue *active;
+	uint8_t serving_class;
+	uint8_t serving_type;
+	uint8_t clock_set;
+	uint8_t pad;
 	uint32_t busy_queues;
 	uint32_t busy_sync_queues;
 	uint32_t rq_queued;
 	uint32_t rq_in_flight[2]; /* [0] async queues, [1] sync queues */
 	uint32_t busy_avg[2];     /* sticky average of busy RT / BE queues */
-	uint8_t serving_class;
-	uint8_t serving_type;
-	uint8_t clock_set;
-	uint8_t pad;
 	struct cfq_queue *pos_dirty; /* queues whose position-tree link is out of date */
 	uint64_t idle_end; /* idle timer, ELV_TIME_NEVER when not armed */
 	uint64_t grace_end; /* IDLE class held back until then, or ELV_TIME_NEVER */
@@ -190,7 +190,7 @@ static struct cfq_data *cfq_data(const struct elv_queue *q)
 	return elv__data(q);
 }
 
-static struct cfq_stream *cfq_stream(struct elv_stream *s)
+static CFQ_SHARED struct cfq_stream *cfq_stream(struct elv_stream *s)
 {
 	return (struct cfq_stream *)(void *)s->ELV_PRIVATE(priv).u64;
 }
@@ -200,7 +200,7 @@ static int cfq_before(uint64_t a, uint64_t b)
 	return (int64_t)(a - b) < 0;
 }
 
-static int64_t cfq_left(uint64_t end, uint64_t now)
+static CFQ_SHARED int64_t cfq_left(uint64_t end, uint64_t now)
 {
 	return (int64_t)(end - now);
 }
@@ -252,7 +252,7 @@ static unsigned cfqq_type(const struct cfq_queue *cq)
 	return (cq->flags & CFQQ_IDLE_WINDOW) ? CFQ_SYNC : CFQ_SYNC_NOIDLE;
 }
 
-static struct cfq_st *cfq_st_for(struct cfq_data *cd, unsigned cls, unsigned type)
+static CFQ_SHARED struct cfq_st *cfq_st_for(struct cfq_data *cd, unsigned cls, unsigned type)
 {
 	return &cd->st[cls * 3 + (cls == CFQ_IDLE ? 0 : type)];
 }
@@ -267,7 +267,7 @@ static struct cfq_queue *cfq_st_queue(const struct elv_rb_node *n)
 	return n ? elv_container_of(n, struct cfq_queue, st_node) : NULL;
 }
 
-static uint32_t cfq_class_busy(const struct cfq_data *cd, unsigned cls)
+static CFQ_SHARED uint32_t cfq_class_busy(const struct cfq_data *cd, unsigned cls)
 {
 	const struct cfq_st *st = &cd->st[cls * 3];
 
@@ -317,7 +317,7 @@ static int cfq_nonrot(const struct elv_queue *q)
 /* ---- slices ------------------------------------------------------------------------- */
 
 /* base + base/5 * (4 - level): 180 ms at level 0 down to 40 ms at level 7 for 100 ms. */
-static int64_t cfq_prio_slice(const struct cfq_data *cd, int sync, unsigned level)
+static CFQ_SHARED int64_t cfq_prio_slice(const struct cfq_data *cd, int sync, unsigned level)
 {
 	int64_t base = sync ? cd->slice_sync : cd->slice_async;
 
@@ -377,7 +377,7 @@ static CFQ_SHARED void cfq_ttime_sample(struct cfq_ttime *t, uint64_t now, int64
 	elv_avg_add(&t->avg, gap < cap ? gap : cap);
 }
 
-static int cfq_ttime_big(const struct cfq_data *cd, const struct cfq_ttime *t, int group)
+static CFQ_SHARED int cfq_ttime_big(const struct cfq_data *cd, const struct cfq_ttime *t, int group)
 {
 	int64_t lim = group ? cd->group_idle : cd->slice_idle;
 
@@ -386,7 +386,7 @@ static int cfq_ttime_big(const struct cfq_data *cd, const struct cfq_ttime *t, i
 	return t->avg.mean > (uint64_t)lim;
 }
 
-static void cfq_update_seek(const struct elv_queue *q, struct cfq_queue *cq,
+static CFQ_SHARED void cfq_update_seek(const struct elv_queue *q, struct cfq_queue *cq,
 			    const struct elv_request *rq)
 {
 	uint64_t d = 0;
@@ -563,7 +563,7 @@ static void cfq_refresh_prio(struct cfq_queue *cq)
 }
 
 /* Lower priorities are filed further in the future; a leftover slice files earlier. */
-static int64_t cfq_slice_offset(const struct cfq_data *cd, const struct cfq_queue *cq)
+static CFQ_SHARED int64_t cfq_slice_offset(const struct cfq_data *cd, const struct cfq_queue *cq)
 {
 	int64_t others = cd->busy_queues ? (int64_t)cd->busy_queues - 1 : 0;
 
@@ -648,7 +648,7 @@ static void cfq_del_rr(struct cfq_data *cd, struct cfq_queue *cq)
 /* ---- requests within a queue ---------------------------------------------------------- */
 
 /* A request's own class wins; else its stream's, as it was when the stream's async run began. */
-static uint8_t cfq_async_prio(const struct elv_request *rq)
+static CFQ_SHARED uint8_t cfq_async_prio(const struct elv_request *rq)
 {
 	const struct cfq_stream *cs;
 
@@ -1041,7 +1041,8 @@ static struct cfq_queue *cfq_unstamp(const struct cfq_data *cd, struct elv_reque
 }
 
 /* A request leaves our in-flight count (completed, or taken back by the core). */
-static void cfq_rq_gone(struct cfq_data *cd, struct cfq_queue *cq, const struct elv_request *rq)
+static CFQ_SHARED void cfq_rq_gone(struct cfq_data *cd, struct cfq_queue *cq,
+				    const struct elv_request *rq)
 {
 	cq->dispatched--;
 	cd->rq_in_flight[cfqq_sync(cq)]--;
