@@ -62,12 +62,14 @@ static int elv_scale_overflows(uint64_t mag, uint32_t scale)
 static int elv_tunables_ok(const struct elv_policy *p)
 {
 	const struct elv_tunable *t = p->tunables;
-	const struct elv_tunable *end = t + p->nr_tunables;
+	const struct elv_tunable *end;
 	uint64_t mag;
 
-	if (p->nr_tunables && !t)
+	if (!p->nr_tunables)
+		return 1;
+	if (!t)
 		return 0;
-	for (; t < end; t++) {
+	for (end = t + p->nr_tunables; t < end; t++) {
 		/* The largest |value| accepted. */
 		mag = t->max > 0 ? (uint64_t)t->max : 0;
 		if (t->min < 0 && 0 - (uint64_t)t->min > mag)
