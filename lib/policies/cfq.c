@@ -216,6 +216,11 @@ static int64_t cfq_min64(int64_t a, int64_t b)
 }
 
 /* a * b / c for non-negative values; falls back to microseconds if the product overflows. */
+static CFQ_SHARED void cfq_count(struct cfq_data *cd, unsigned stat)
+{
+	cd->stat[stat]++;
+}
+
 static int64_t cfq_muldiv(int64_t a, int64_t b, int64_t c)
 {
 	if (c <= 0 || a <= 0 || b <= 0)
@@ -766,10 +771,21 @@ static int cfq_should_idle(const struct elv_queue *q, const struct cfq_data *cd,
 	return cq->st->count == 1 && cfqq_sync(cq) && !cfq_ttime_big(cd, &cq->st->ttime, 0);
 }
 
+/* The stream's think time runs past the end of the slice: idling for it would not pay. */
+static CFQ_SHARED int cfq_thinks_past_slice(const struct cfq_queue *cq, uint64_t now)
+{
+	const struct cfq_stream *cs;
+
+	if (!cq->stream)
+		return 0;
+	cs = cfq_stream(cq->stream);
+	return elv_avg_valid(&cs->ttime.avg) &&
+	       cfq_left(cq->slice_end, now) < (int64_t)cs->ttime.avg.mean;
+}
+
 static void cfq_arm_slice_timer(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
 {
 	struct cfq_queue *cq = cd->active;
-	const struct cfq_stream *cs;
 	int group = 0;
 
 	if (!cfq_idle_allowed(q, cd) || !cq->stream)
@@ -779,18 +795,13 @@ static void cfq_arm_slice_timer(struct elv_queue *q, struct cfq_data *cd, uint64
 			return;
 		group = 1;
 	}
-	if (cq->dispatched)
-		return;
-	/* the stream would think past the end of its slice anyway */
-	cs = cfq_stream(cq->stream);
-	if (elv_avg_valid(&cs->ttime.avg) &&
-	    cfq_left(cq->slice_end, now) < (int64_t)cs->ttime.avg.mean)
+	if (cq->dispatched || cfq_thinks_past_slice(cq, now))
 		return;
 	if (group && (cd->busy_queues > 1 || cfq_ttime_big(cd, &cq->st->ttime, 1)))
 		return;
 	cq->flags |= CFQQ_WAIT_REQUEST;
 	cd->idle_end = now + (uint64_t)(group ? cd->group_idle : cd->slice_idle);
-	cd->stat[CFQ_ST_IDLE_WAITS]++;
+	cfq_count(cd, CFQ_ST_IDLE_WAITS);
 	elv_idle_start(q, now);
 }
 
@@ -804,7 +815,7 @@ static CFQ_SHARED void cfq_set_active(struct cfq_data *cd, struct cfq_queue *cq)
 	cq->flags &= (uint16_t)~(CFQQ_WAIT_REQUEST | CFQQ_MUST_DISPATCH | CFQQ_FIFO_EXPIRE);
 	cq->flags |= CFQQ_SLICE_NEW;
 	cd->active = cq;
-	cd->stat[CFQ_ST_SLICES]++;
+	cfq_count(cd, CFQ_ST_SLICES);
 }
 
 static void cfq_set_prio_slice(struct cfq_data *cd, struct cfq_queue *cq, uint64_t now)
@@ -864,7 +875,7 @@ static void cfq_choose_workload(struct cfq_data *cd, uint64_t now)
 		}
 	}
 	if (cd->serving_class != cls || cd->serving_type != type)
-		cd->stat[CFQ_ST_WORKLOAD_SWITCHES]++;
+		cfq_count(cd, CFQ_ST_WORKLOAD_SWITCHES);
 	cd->serving_class = (uint8_t)cls;
 	cd->serving_type = (uint8_t)type;
 
@@ -932,7 +943,7 @@ static struct cfq_queue *cfq_select_queue(struct elv_queue *q, struct cfq_data *
 		return cq;
 	coop = cfq_close_cooperator(cd, cq);
 	if (coop) {
-		cd->stat[CFQ_ST_COOP]++;
+		cfq_count(cd, CFQ_ST_COOP);
 		cfq_expire(q, cd, 0, now);
 		cfq_set_active(cd, coop);
 		return coop;
@@ -1085,7 +1096,7 @@ static struct elv_request *cfq_forced_dispatch(struct elv_queue *q, struct cfq_d
 	}
 	rq = cq->next_rq;
 	cfq_dispatch_insert(cd, cq, rq);
-	cd->stat[CFQ_ST_FORCED]++;
+	cfq_count(cd, CFQ_ST_FORCED);
 	return rq;
 }
 
@@ -1098,7 +1109,7 @@ static void cfq_idle_timer(struct elv_queue *q, struct cfq_data *cd)
 	cfq_timer_cancel(q, cd, t);
 	if (!cq || (cq->flags & CFQQ_MUST_DISPATCH))
 		return;
-	cd->stat[CFQ_ST_IDLE_TIMEOUTS]++;
+	cfq_count(cd, CFQ_ST_IDLE_TIMEOUTS);
 	if (cfq_slice_used(cq, t)) {
 		cfq_expire(q, cd, 0, t);
 		return;
@@ -1185,7 +1196,7 @@ static void cfq_preempt(struct elv_queue *q, struct cfq_data *cd, struct cfq_que
 	cfq_service_tree_add(cd, nq, 1, now);
 	nq->slice_end = 0;
 	nq->flags |= CFQQ_SLICE_NEW;
-	cd->stat[CFQ_ST_PREEMPTIONS]++;
+	cfq_count(cd, CFQ_ST_PREEMPTIONS);
 }
 
 /* Statistics and reactions once @rq is filed in @cq. */
@@ -1206,7 +1217,7 @@ static void cfq_rq_enqueued(struct elv_queue *q, struct cfq_data *cd, struct cfq
 		if (!(cq->flags & CFQQ_WAIT_REQUEST))
 			return;
 		/* the awaited request came: stop idling; a lone small one must go next */
-		cd->stat[CFQ_ST_IDLE_HITS]++;
+		cfq_count(cd, CFQ_ST_IDLE_HITS);
 		cfq_timer_cancel(q, cd, now);
 		if (rq->nr_sectors <= CFQ_PAGE_SECTORS && cd->busy_queues == 1)
 			cq->flags |= CFQQ_MUST_DISPATCH;
@@ -1376,7 +1387,7 @@ static struct elv_request *cfq_dispatch(struct elv_queue *q, uint64_t now, int f
 		return NULL;
 	rq = cfq_check_fifo(cd, cq, now);
 	if (rq) {
-		cd->stat[CFQ_ST_FIFO_EXPIRED]++;
+		cfq_count(cd, CFQ_ST_FIFO_EXPIRED);
 		elv_note_expired(q, rq, now);
 	} else {
 		rq = cq->next_rq;
@@ -1427,20 +1438,12 @@ static void cfq_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t no
 static int cfq_should_wait_busy(const struct elv_queue *q, const struct cfq_data *cd,
 				const struct cfq_queue *cq, uint64_t now)
 {
-	const struct cfq_stream *cs;
-
 	if (!cfq_idle_allowed(q, cd) || (!cd->slice_idle && !cd->group_idle))
 		return 0;
 	if (cd->busy_queues > 1 || cfq_ttime_big(cd, &cd->grp_ttime, 1) || cq->queued)
 		return 0;
-	if (cfq_slice_used(cq, now))
+	if (cfq_slice_used(cq, now) || cfq_thinks_past_slice(cq, now))
 		return 1;
-	if (cq->stream) {
-		cs = cfq_stream(cq->stream);
-		if (elv_avg_valid(&cs->ttime.avg) &&
-		    cfq_left(cq->slice_end, now) < (int64_t)cs->ttime.avg.mean)
-			return 1;
-	}
 	return cfq_left(cq->slice_end, now) <= CFQ_MS;
 }
 
@@ -1477,7 +1480,7 @@ static void cfq_complete(struct elv_queue *q, struct elv_request *rq, uint64_t n
 	if (cfq_should_wait_busy(q, cd, cq, now)) {
 		cq->slice_end = now + (uint64_t)(cd->slice_idle ? cd->slice_idle : cd->group_idle);
 		cq->flags |= CFQQ_WAIT_BUSY;
-		cd->stat[CFQ_ST_WAIT_BUSY]++;
+		cfq_count(cd, CFQ_ST_WAIT_BUSY);
 	}
 	if (cfq_slice_used(cq, now) || cq->cls == CFQ_IDLE)
 		cfq_expire(q, cd, 1, now);
