@@ -126,7 +126,7 @@ static inline int dl_expired(const struct elv_request *rq, uint64_t now, int64_t
 }
 
 /* Take @rq out of tree @i and its FIFO; returns the request after it in sector order. */
-static struct elv_request *dl_unlink(struct dl_data *d, unsigned i, struct elv_request *rq)
+static inline struct elv_request *dl_unlink(struct dl_data *d, unsigned i, struct elv_request *rq)
 {
 	struct dl_dir *dd = &d->dir[i];
 
@@ -134,6 +134,23 @@ static struct elv_request *dl_unlink(struct dl_data *d, unsigned i, struct elv_r
 	if (--dd->nr == 0 && d->dir[i ^ 1].nr == 0)
 		d->busy &= ~(1u << (i >> 1));
 	return elv_sort_del_next(&dd->sort, rq);
+}
+
+/* dl_unlink() for every path but the common dispatch, which has it inline. */
+static DL_NOINLINE struct elv_request *dl_unlink_out(struct dl_data *d, unsigned i,
+						    struct elv_request *rq)
+{
+	return dl_unlink(d, i, rq);
+}
+
+/* Dispatch @rq from tree @i: the sweep goes on after it, the other direction's stops. */
+static inline struct elv_request *dl_take(struct dl_data *d, unsigned i, struct elv_request *rq,
+					  int inline_unlink)
+{
+	d->batching++;
+	d->dir[i ^ 1].next_rq = NULL;
+	d->dir[i].next_rq = inline_unlink ? dl_unlink(d, i, rq) : dl_unlink_out(d, i, rq);
+	return rq;
 }
 
 static void dl_init(struct elv_queue *q)
@@ -182,7 +199,7 @@ static void dl_remove(struct elv_queue *q, struct elv_request *rq)
 	ELV_ASSERT(i >= 0);
 	if (i < 0)
 		return;
-	next = dl_unlink(d, (unsigned)i, rq);
+	next = dl_unlink_out(d, (unsigned)i, rq);
 	if (d->dir[i].next_rq == rq)
 		d->dir[i].next_rq = next;
 }
@@ -272,43 +289,10 @@ static int dl_pick(const struct dl_data *d, unsigned l, uint64_t now, struct dl_
 	return 1;
 }
 
-/* Dispatch @rq from tree @i: the sweep moves on past it, the other direction's stops. */
-static inline struct elv_request *dl_take(struct dl_data *d, unsigned i, struct elv_request *rq)
-{
-	struct dl_dir *dd = &d->dir[i], *od = &d->dir[i ^ 1];
-
-	d->batching++;
-	od->next_rq = NULL;
-	elv_list_del(&rq->fifo);
-	if (--dd->nr == 0 && od->nr == 0)
-		d->busy &= ~(1u << (i >> 1));
-	dd->next_rq = elv_sort_del_next(&dd->sort, rq);
-	return rq;
-}
-
-/* Dispatch the picked request of level @l, starting a batch if the pick said so. */
-static struct elv_request *dl_commit(struct elv_queue *q, struct dl_data *d, unsigned l,
-				     const struct dl_pick *p, uint64_t now)
-{
-	if (p->new_batch) {
-		if (p->dir == ELV_DIR_WRITE) {
-			d->stats[DL_ST_WRITES_FORCED] += p->contended;
-			d->starved = 0;
-		} else if (p->contended) {
-			d->starved++;
-		}
-		d->last_dir = p->dir;
-		d->batching = 0;
-		d->stats[DL_ST_BATCHES]++;
-		if (p->expired)
-			elv_note_expired(q, p->rq, now);
-	}
-	return dl_take(d, 2 * l + p->dir, p->rq);
-}
-
 /*
  * Everything but a batch going on at the only busy level: the aging pass (an old enough BE,
- * then IDLE, request goes before higher levels), else the highest busy level's pick.
+ * then IDLE, request goes before higher levels), else the highest busy level's pick; then
+ * the picked request is dispatched, starting a batch if the pick said so.
  */
 static DL_NOINLINE struct elv_request *dl_dispatch_slow(struct elv_queue *q, struct dl_data *d,
 						     unsigned busy, uint64_t now)
@@ -321,14 +305,29 @@ static DL_NOINLINE struct elv_request *dl_dispatch_slow(struct elv_queue *q, str
 			if ((busy & (1u << l)) && dl_pick(d, l, now, &p) &&
 			    dl_expired(p.rq, now, d->prio_aging_expire)) {
 				d->stats[DL_ST_AGED]++;
-				return dl_commit(q, d, l, &p, now);
+				goto commit;
 			}
 		}
 	}
 	l = (busy & 1u) ? DL_RT : (busy & 2u) ? DL_BE : DL_IDLE;
 	if (!dl_pick(d, l, now, &p)) /* a busy level always has a pick */
 		return NULL;
-	return dl_commit(q, d, l, &p, now);
+commit:
+	if (p.new_batch) {
+		if (p.dir == ELV_DIR_WRITE) {
+			d->stats[DL_ST_WRITES_FORCED] += p.contended;
+			d->starved = 0;
+		} else if (p.contended) {
+			d->starved++;
+		}
+		d->last_dir = p.dir;
+		d->batching = 0;
+		d->stats[DL_ST_BATCHES]++;
+		if (p.expired)
+			elv_note_expired(q, p.rq, now);
+	}
+	l = 2 * l + p.dir;
+	return dl_take(d, l, p.rq, 0);
 }
 
 static struct elv_request *dl_dispatch(struct elv_queue *q, uint64_t now, int force)
@@ -345,7 +344,7 @@ static struct elv_request *dl_dispatch(struct elv_queue *q, uint64_t now, int fo
 		i = (busy >> 1) * 2 + d->last_dir; /* busy is 1, 2 or 4: level 0, 1 or 2 */
 		rq = d->dir[i].next_rq;
 		if (ELV_LIKELY(rq && (int64_t)d->batching < d->fifo_batch))
-			return dl_take(d, i, rq);
+			return dl_take(d, i, rq, 1);
 	}
 	return dl_dispatch_slow(q, d, busy, now);
 }
@@ -376,37 +375,31 @@ static void dl_stats(const struct elv_queue *q, uint64_t *vals)
 /* ---- invariants ------------------------------------------------------------------------ */
 
 /*
- * Tree @i: a valid tree in sector order and a FIFO in arrival order holding the same nr
- * queued requests (each FIFO entry is in this very tree, and the tree has as many nodes),
- * requests naming their own class at the level of that class, next_rq in the tree.
+ * Tree @i: a valid tree in sector order and a FIFO in arrival order, each with exactly nr
+ * entries, every FIFO entry queued and in this very tree (so both hold the same requests)
+ * and, if it names its own class, at the level of that class; next_rq in the tree.
  */
 static int dl_check_dir(const struct dl_data *d, unsigned i)
 {
 	const struct dl_dir *dd = &d->dir[i];
-	const struct elv_list *pos;
-	const struct elv_request *rq, *prev = NULL;
-	uint32_t n = 0;
+	const struct elv_list *pos = &dd->fifo;
+	const struct elv_request *rq, *prev = NULL, *s = NULL, *t = elv_sort_first(&dd->sort);
+	uint32_t n;
 
 	if (elv_rb_check(&dd->sort) != 0)
 		return ELV_EINVAL;
-	for (pos = dd->fifo.next; pos != &dd->fifo; pos = pos->next) {
+	for (n = 0; n < dd->nr; n++, prev = rq, s = t, t = elv_sort_next(t)) {
+		pos = pos->next;
+		if (pos == &dd->fifo || t == NULL || (s && s->sector > t->sector))
+			return ELV_EINVAL;
 		rq = elv_list_rq(pos);
-		if (++n > dd->nr || rq->state != ELV_RQ_QUEUED || dl_locate(d, rq) != (int)i ||
+		if (rq->state != ELV_RQ_QUEUED || dl_locate(d, rq) != (int)i ||
 		    (ELV_PRIO_CLASS(rq->ioprio) != ELV_PRIO_NONE && dl_index(rq) != i) ||
 		    (prev && (elv_rq_seq_cmp(prev, rq) >= 0 || prev->time > rq->time)))
 			return ELV_EINVAL;
-		prev = rq;
 	}
-	if (n != dd->nr)
-		return ELV_EINVAL;
-	n = 0;
-	prev = NULL;
-	for (rq = elv_sort_first(&dd->sort); rq; rq = elv_sort_next(rq)) {
-		if (++n > dd->nr || (prev && prev->sector > rq->sector))
-			return ELV_EINVAL;
-		prev = rq;
-	}
-	if (n != dd->nr || (dd->next_rq && dl_locate(d, dd->next_rq) != (int)i))
+	if (pos->next != &dd->fifo || t != NULL ||
+	    (dd->next_rq && dl_locate(d, dd->next_rq) != (int)i))
 		return ELV_EINVAL;
 	return 0;
 }
