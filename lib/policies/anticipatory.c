@@ -7,8 +7,31 @@
  * Requests are kept per direction (reads; everything else) in a sector tree and a FIFO.
  * Per-stream history (think time, seek distance) lives in the stream's private area. Every
  * hook is O(log n); the state machine advances only when the host calls in with its time.
+ *
+ * The common cases (no wait in progress, the batch goes on, the awaited stream has work
+ * queued) take the short paths; batch changes and the anticipation state machine are out of
+ * line.
  */
+#include <stddef.h>
+
 #include "../core/elv_internal.h"
+
+#if defined(__GNUC__)
+#define AS_NOINLINE __attribute__((noinline))
+#else
+#define AS_NOINLINE
+#endif
+
+/*
+ * Fast paths: exact shortcuts for the commonest cases, each of which hands over to the general
+ * path before it has changed anything. Builds that optimise for size leave them out; the
+ * results are the same either way.
+ */
+#if defined(__OPTIMIZE_SIZE__)
+#define AS_FAST 0
+#else
+#define AS_FAST 1
+#endif
 
 #define AS_NSEC_PER_MS 1000000ull
 #define AS_MAX_BACK (1024u * 1024u)    /* farthest backward seek not treated as a wrap */
@@ -19,8 +42,9 @@
 #define AS_SEEK_CLAMP_EARLY (2u * 1024u * 1024u) /* seek sample clamp for the first samples */
 #define AS_SEEK_CLAMP_LATE (2u * 1024u * 64u)    /* ...and once a few samples are in */
 #define AS_SEEK_EARLY_SAMPLES 60u
-#define AS_NEW_SEEK_CAP ((uint64_t)1 << 40) /* keeps the new-stream seek sum from overflowing */
+#define AS_SAMPLE_MAX ((uint64_t)1 << 40) /* samples are capped here, as elv_avg_add() does */
 #define AS_HALF 128u                   /* 50% in the 256-based fixed point */
+#define AS_WRITE_BATCH_MS 125          /* default write_batch_expire */
 
 /* Anticipation states. */
 enum as_antic {
@@ -30,26 +54,7 @@ enum as_antic {
 	AS_ANTIC_FINISHED = 3   /* the wait just ended; dispatch without waiting again */
 };
 
-/* How a wait ended (for the counters). */
-enum as_end { AS_END_HIT, AS_END_BREAK, AS_END_TIMEOUT, AS_END_EXIT };
-
-/* Stream history flags. */
-#define AS_ST_STARTED 1u /* it has queued a sync request */
-#define AS_ST_RUNNING 2u /* one of its sync requests has completed */
-
-/* Per-stream state in the stream's private area. */
-struct as_stream {
-	struct elv_avg ttime;  /* think time (ns) between a completion and the next request */
-	struct elv_avg seek;   /* seek distance (sectors) between its sync requests */
-	uint64_t last_end;     /* when its last sync request completed */
-	uint64_t last_pos;     /* end sector of its last sync request */
-	uint32_t nr_queued;    /* requests of it held by this policy */
-	uint32_t flags;        /* AS_ST_* */
-};
-
-_Static_assert(sizeof(struct as_stream) <= ELV_STREAM_PRIV_WORDS * sizeof(uint64_t),
-	       "anticipatory stream state must fit the stream's private area");
-
+/* Policy counters. A wait's end is counted at the index of its reason (HITS..EXITS). */
 enum as_stat {
 	AS_STAT_WAITS,
 	AS_STAT_HITS,
@@ -58,7 +63,7 @@ enum as_stat {
 	AS_STAT_EXITS,
 	AS_STAT_READ_BATCHES,
 	AS_STAT_WRITE_BATCHES,
-	AS_STAT_WBATCH_COUNT,
+	AS_STAT_WBATCH_COUNT, /* this one and the rest are read from the state */
 	AS_STAT_EXIT_PROB,
 	AS_STAT_EXIT_NO_COOP,
 	AS_STAT_NEW_TTIME,
@@ -66,48 +71,72 @@ enum as_stat {
 	AS_NR_STATS
 };
 
+/* Stream history flags. */
+#define AS_ST_STARTED 1u /* it has queued a sync request */
+#define AS_ST_RUNNING 2u /* one of its sync requests has completed */
+
+/*
+ * Per-stream state in the stream's private area. Think time (ns) and seek distance (sectors)
+ * are decaying averages as elv_avg_add() keeps them (1/8 new sample, 7/8 history, sums scaled
+ * by 256, mean (total + 128) / samples). Both are always sampled together, so they share
+ * one sample weight, and the means are compared without dividing (as_mean_above()).
+ */
+struct as_stream {
+	uint64_t ttime_total;
+	uint64_t seek_total;
+	uint64_t last_end;  /* when its last sync request completed */
+	uint64_t last_pos;  /* end sector of its last sync request */
+	uint32_t samples;   /* decayed weight of both averages; 0: no history yet */
+	uint32_t nr_queued; /* requests of it held by this policy */
+	uint32_t flags;     /* AS_ST_* */
+};
+
+_Static_assert(sizeof(struct as_stream) <= ELV_STREAM_PRIV_WORDS * sizeof(uint64_t),
+	       "anticipatory stream state must fit the stream's private area");
+
+/* One direction: reads, or everything else. */
+struct as_dir {
+	struct elv_rb_root sort;
+	struct elv_list fifo;
+	struct elv_request *next_rq; /* the elevator's next choice */
+	uint64_t last_sector;        /* end of the last request dispatched */
+	uint64_t last_check_fifo;    /* when the FIFO's deadline was last looked at */
+	uint32_t nr_queued;
+};
+
+/* Batch flags. */
+#define AS_CHANGED_BATCH 1u /* switching: the old batch must drain first */
+#define AS_NEW_BATCH 2u     /* the read batch clock starts at its first completion */
+#define AS_WB_IDLED 4u      /* the write batch ran out of work: do not tune on it */
+
 struct as_data {
-	/* Tunables, ns (first so that the table's offsets are small). */
-	int64_t read_expire;
-	int64_t write_expire;
-	int64_t read_batch_expire;
-	int64_t write_batch_expire;
+	/* Tunables, ns, indexed by direction where they come in pairs. */
+	int64_t expire[2];       /* read_expire, write_expire */
+	int64_t batch_expire[2]; /* read_batch_expire, write_batch_expire */
 	int64_t antic_expire;
 
-	struct elv_rb_root sort[2];
-	struct elv_list fifo[2];
-	struct elv_request *next_rq[2]; /* best next request per direction */
-	uint64_t last_sector[2];        /* end of the last request dispatched, per direction */
-	uint32_t nr_queued[2];
-
-	/* Batches. */
-	int batch_dir;
-	uint8_t changed_batch;     /* switching: the old batch must drain first */
-	uint8_t new_batch;         /* read batch clock starts at its first completion */
-	uint8_t write_batch_idled; /* the write batch ran out of work: do not tune on it */
+	struct as_dir dir[2];
+	uint8_t batch_dir;
+	uint8_t batch_flags;  /* AS_CHANGED_BATCH, AS_NEW_BATCH, AS_WB_IDLED */
+	uint8_t antic_status; /* enum as_antic */
+	uint8_t ioc_finished; /* a request of the awaited stream completed */
+	uint8_t ghost;        /* the awaited stream exited; judge the next request */
 	uint64_t batch_expires;
 	uint64_t write_batch_start;
 	int64_t write_batch_count;   /* self-tuned requests per write batch */
 	int64_t current_write_count; /* left in this write batch */
-	uint64_t last_check_fifo[2];
 
-	/* Anticipation. */
-	int antic_status;
-	uint8_t ioc_finished;        /* a request of the awaited stream completed */
-	uint8_t ghost;               /* the awaited stream exited; judge the next request */
 	struct elv_stream *antic_stream; /* issuer of the last read dispatched, or NULL */
-	uint64_t antic_start;        /* completion that opened the window */
+	uint64_t antic_start;            /* completion that opened the window */
 	uint64_t ghost_time;
 
-	/* Estimates for streams without history (256 == 100%). */
+	/* Estimates for streams without history (256 == 100%; totals scaled by 256). */
 	uint64_t exit_prob;
 	uint64_t exit_no_coop;
 	uint64_t new_ttime_total;
-	uint64_t new_ttime_mean;
 	uint64_t new_seek_total;
-	uint64_t new_seek_mean;
 
-	uint64_t stat[AS_NR_STATS];
+	uint64_t stat[AS_STAT_WBATCH_COUNT];
 };
 
 static const char *const as_stat_names[AS_NR_STATS] = {
@@ -123,30 +152,32 @@ static struct as_data *as_of(const struct elv_queue *q)
 	return elv__data(q);
 }
 
-static struct as_stream *as_st(struct elv_stream *s)
+static struct as_stream *as_st(const struct elv_stream *s)
 {
-	return s ? (struct as_stream *)(void *)s->ELV_PRIVATE(priv).u64 : NULL;
-}
-
-static const struct as_stream *as_cst(const struct elv_stream *s)
-{
-	return (const struct as_stream *)(const void *)s->ELV_PRIVATE(priv).u64;
-}
-
-static uint64_t as_fifo_expire(const struct as_data *ad, int dir)
-{
-	return (uint64_t)(dir == ELV_DIR_READ ? ad->read_expire : ad->write_expire);
-}
-
-static uint64_t as_batch_expire(const struct as_data *ad, int dir)
-{
-	return (uint64_t)(dir == ELV_DIR_READ ? ad->read_batch_expire : ad->write_batch_expire);
+	return (struct as_stream *)(uintptr_t)(const void *)s->ELV_PRIVATE(priv).u64;
 }
 
 /* 7/8 history, 1/8 new sample; the 256-based estimates of AS. */
 static uint64_t as_decay(uint64_t old, uint64_t sample)
 {
 	return (7u * old + sample) / 8u;
+}
+
+static uint64_t as_dist(uint64_t a, uint64_t b)
+{
+	return a >= b ? a - b : b - a;
+}
+
+/*
+ * Is the mean (@total + 128) / @samples greater than @x? @samples > 0. Exact without a
+ * division: no 64-bit divide on 32-bit cores. (@x + 1) * @samples cannot overflow once
+ * @x < @total + 128, since totals stay below 2^48 and @samples below 256.
+ */
+static int as_mean_above(uint64_t total, uint32_t samples, uint64_t x)
+{
+	uint64_t n = total + 128u;
+
+	return x < n && n >= (x + 1u) * samples;
 }
 
 /* Requests the device holds or will get back first: the old batch is drained when 0. */
@@ -172,7 +203,7 @@ static int as_has_requeued(const struct elv_queue *q, const struct elv_stream *s
 
 static int as_waiting(const struct as_data *ad)
 {
-	return ad->antic_status == AS_ANTIC_WAIT_REQ || ad->antic_status == AS_ANTIC_WAIT_NEXT;
+	return (unsigned)ad->antic_status - AS_ANTIC_WAIT_REQ <= 1u;
 }
 
 static uint64_t as_window_end(const struct as_data *ad)
@@ -182,30 +213,82 @@ static uint64_t as_window_end(const struct as_data *ad)
 
 /* ---- elevator order ------------------------------------------------------------------ */
 
-static struct elv_request *as_choose(const struct as_data *ad, int dir, struct elv_request *a,
-				     struct elv_request *b)
+/*
+ * The seek key of @sector from head @last for as_pick(): the forward distance, or twice a
+ * short backward one, or for a wrap the forward distance around the end of the sector space,
+ * so that wraps rank after everything else, the lower sector first. Valid while @last is
+ * below the top 2 * AS_MAX_BACK sectors (as_keys_ok()).
+ */
+static ELV_SPEED_INLINE uint64_t as_key(uint64_t sector, uint64_t last)
 {
-	return elv_seek_choose(a, b, ad->last_sector[dir], AS_MAX_BACK, AS_BACK_PENALTY);
+	if (sector < last && last - sector <= AS_MAX_BACK)
+		return AS_BACK_PENALTY * (last - sector);
+	return sector - last;
 }
 
-/* The best request after @rq leaves: its successor (or the lowest, wrapping) or predecessor. */
-static struct elv_request *as_find_next(const struct as_data *ad, const struct elv_request *rq)
+static int as_keys_ok(uint64_t last)
 {
-	int dir = elv_rq_dir(rq);
-	struct elv_request *next = elv_sort_next(rq);
-	struct elv_request *prev = elv_sort_prev(rq);
+	return last <= UINT64_MAX - 2u * AS_MAX_BACK;
+}
 
-	if (!next) {
-		next = elv_sort_first(&ad->sort[dir]);
-		if (next == rq)
-			next = NULL;
+/* elv_seek_choose() for two distinct requests, by key: equal keys go to the higher sector,
+ * full ties to @a. */
+static ELV_SPEED_INLINE struct elv_request *as_pick(uint64_t last, struct elv_request *a, struct elv_request *b)
+{
+	uint64_t ka = as_key(a->sector, last), kb = as_key(b->sector, last);
+
+	if (ka != kb)
+		return kb < ka ? b : a;
+	return b->sector > a->sector ? b : a;
+}
+
+/* elv_seek_choose(a, b, last, AS_MAX_BACK, AS_BACK_PENALTY); inline where speed counts. */
+static ELV_SPEED_INLINE struct elv_request *as_choose(uint64_t last, struct elv_request *a,
+						      struct elv_request *b)
+{
+	if (!AS_FAST || !as_keys_ok(last))
+		return elv_seek_choose(a, b, last, AS_MAX_BACK, AS_BACK_PENALTY);
+	if (!a || a == b)
+		return b;
+	return b ? as_pick(last, a, b) : a;
+}
+
+/*
+ * The request before @rq in sector order: elv_sort_prev() inline, since every dispatch asks.
+ * It is the last node of the left subtree, else the first ancestor @rq is right of.
+ */
+static ELV_SPEED_INLINE struct elv_request *as_sort_prev(const struct elv_request *rq)
+{
+	const struct elv_rb_node *n = &rq->ELV_PRIVATE(rb), *p = n->left;
+
+	if (p) {
+		while (p->right)
+			p = p->right;
+		return elv_rb_rq(p);
 	}
-	return as_choose(ad, dir, next, prev);
+	while ((p = elv_rb_parent(n)) != NULL && n == p->left)
+		n = p;
+	return elv_rb_rq(p);
+}
+
+/*
+ * Take @rq out of its tree, and make the next choice the better of its successor (or the
+ * lowest request, wrapping) and its predecessor, seen from the head. Returns @rq.
+ */
+static struct elv_request *as_take_next(struct as_dir *d, struct elv_request *rq)
+{
+	struct elv_request *prev = as_sort_prev(rq);
+	struct elv_request *next = elv_sort_del_next(&d->sort, rq);
+
+	if (!next)
+		next = elv_sort_first(&d->sort);
+	d->next_rq = as_choose(d->last_sector, next, prev);
+	return rq;
 }
 
 static struct elv_request *as_fifo_head(const struct as_data *ad, int dir)
 {
-	return elv_list_first_rq(&ad->fifo[dir]);
+	return elv_list_first_rq(&ad->dir[dir].fifo);
 }
 
 /*
@@ -214,84 +297,122 @@ static struct elv_request *as_fifo_head(const struct as_data *ad, int dir)
  */
 static int as_fifo_expired(struct as_data *ad, int dir, uint64_t now)
 {
-	uint64_t expire = as_fifo_expire(ad, dir);
-	uint64_t last = ad->last_check_fifo[dir];
-	uint64_t since = now >= last ? now - last : last - now;
+	struct as_dir *d = &ad->dir[dir];
+	uint64_t expire = (uint64_t)ad->expire[dir];
 
-	if (since < expire)
+	if (as_dist(now, d->last_check_fifo) < expire)
 		return 0;
-	ad->last_check_fifo[dir] = now;
-	return elv_fifo_expired(&ad->fifo[dir], now, expire);
-}
-
-static int as_batch_expired(const struct as_data *ad, uint64_t now)
-{
-	if (ad->changed_batch || ad->new_batch)
-		return 0;
-	if (ad->batch_dir == ELV_DIR_READ)
-		return now > ad->batch_expires;
-	return now > ad->batch_expires || ad->current_write_count == 0;
+	d->last_check_fifo = now;
+	return elv_fifo_expired(&d->fifo, now, expire);
 }
 
 /* ---- per-stream history -------------------------------------------------------------- */
 
-static void as_update_thinktime(struct as_data *ad, struct as_stream *st, uint64_t ttime)
+/* A stream's first sample also teaches what new streams look like. */
+static AS_NOINLINE void as_learn_new(struct as_data *ad, uint64_t ttime, uint64_t dist)
 {
-	if (st->ttime.samples == 0) {
-		/* A stream's first sample also teaches what new streams look like. */
-		ad->new_ttime_total = as_decay(ad->new_ttime_total, 256u * ttime);
-		ad->new_ttime_mean = ad->new_ttime_total / 256u;
-		ad->exit_prob = as_decay(ad->exit_prob, 0);
-	}
-	elv_avg_add(&st->ttime, ttime);
+	ad->new_ttime_total = as_decay(ad->new_ttime_total, 256u * ttime);
+	ad->exit_prob = as_decay(ad->exit_prob, 0);
+	ad->new_seek_total =
+		as_decay(ad->new_seek_total, 256u * (dist < AS_SAMPLE_MAX ? dist : AS_SAMPLE_MAX));
 }
 
-static void as_update_seekdist(struct as_data *ad, struct as_stream *st, uint64_t dist)
+/* The seek sample when the distance is past the clamp: the clamp (see as_seek_sample()). */
+static AS_NOINLINE uint64_t as_seek_cap(const struct as_stream *st, uint64_t clamp)
 {
-	uint64_t cap;
-
-	if (st->seek.samples == 0) {
-		uint64_t d = dist < AS_NEW_SEEK_CAP ? dist : AS_NEW_SEEK_CAP;
-
-		ad->new_seek_total = as_decay(ad->new_seek_total, 256u * d);
-		ad->new_seek_mean = ad->new_seek_total / 256u;
-	}
-	/* One odd far request (a page-in, a fragment) must not make every seek look close. */
-	if (st->seek.samples <= AS_SEEK_EARLY_SAMPLES)
-		cap = 4u * st->seek.mean + AS_SEEK_CLAMP_EARLY;
-	else
-		cap = 4u * st->seek.mean + AS_SEEK_CLAMP_LATE;
-	elv_avg_add(&st->seek, dist < cap ? dist : cap);
+	if (st->samples)
+		clamp += 4u * elv_div64(st->seek_total + 128u, st->samples);
+	return clamp < AS_SAMPLE_MAX ? clamp : AS_SAMPLE_MAX;
 }
 
-/* Learn from a sync request of (or, for cooperators, near) stream @st arriving at @now. */
-static void as_update_iohist(const struct elv_queue *q, struct as_data *ad,
-			     struct elv_stream *s, const struct elv_request *rq, uint64_t now)
+/*
+ * The seek sample: @dist, clamped to 4 * mean + a margin so that one odd far request (a
+ * page-in, a fragment) cannot make every seek look close.
+ */
+static ELV_SPEED_INLINE uint64_t as_seek_sample(const struct as_stream *st, uint64_t dist)
+{
+	uint64_t clamp = st->samples <= AS_SEEK_EARLY_SAMPLES ? AS_SEEK_CLAMP_EARLY
+							      : AS_SEEK_CLAMP_LATE;
+
+	/* dist < 4 * mean + clamp, tested as mean > (dist - clamp) / 4 */
+	if (dist >= clamp && (st->samples == 0 ||
+			      !as_mean_above(st->seek_total, st->samples, (dist - clamp) / 4u)))
+		return as_seek_cap(st, clamp);
+	return dist < AS_SAMPLE_MAX ? dist : AS_SAMPLE_MAX;
+}
+
+/* Think time: only a stream with nothing outstanding was thinking; otherwise it streams. */
+static ELV_SPEED_INLINE uint64_t as_think_time(const struct elv_queue *q,
+					       const struct elv_stream *s,
+					       const struct as_stream *st, uint64_t now)
+{
+	uint64_t ttime;
+
+	if (!(st->flags & AS_ST_RUNNING) || st->nr_queued != 0 || now <= st->last_end ||
+	    as_has_requeued(q, s))
+		return 0;
+	ttime = now - st->last_end;
+	return ttime < AS_MAX_THINK ? ttime : AS_MAX_THINK - 1u;
+}
+
+/* One sample of both averages. */
+static ELV_SPEED_INLINE void as_sample(struct as_stream *st, uint64_t ttime, uint64_t seek)
+{
+	st->samples = (7u * st->samples + 256u) / 8u;
+	st->ttime_total = (7u * st->ttime_total + 256u * ttime) / 8u;
+	st->seek_total = (7u * st->seek_total + 256u * seek) / 8u;
+}
+
+/* Learn from a sync request @rq of (or, for cooperators, near) stream @s arriving at @now. */
+static void as_update_iohist(const struct elv_queue *q, struct as_data *ad, struct elv_stream *s,
+			     const struct elv_request *rq, uint64_t now)
 {
 	struct as_stream *st = as_st(s);
 
-	if (!elv_rq_is_sync(rq))
-		return;
-	if (st->flags & (AS_ST_STARTED | AS_ST_RUNNING)) {
-		uint64_t ttime = 0;
+	if (st->flags) {
+		uint64_t ttime = as_think_time(q, s, st, now), dist = as_dist(rq->sector, st->last_pos);
 
-		/* Only a stream with nothing outstanding was thinking; otherwise it streams. */
-		if ((st->flags & AS_ST_RUNNING) && st->nr_queued == 0 && now > st->last_end &&
-		    !as_has_requeued(q, s)) {
-			ttime = now - st->last_end;
-			if (ttime >= AS_MAX_THINK)
-				ttime = AS_MAX_THINK - 1u;
-		}
-		as_update_thinktime(ad, st, ttime);
-		as_update_seekdist(ad, st,
-				   rq->sector >= st->last_pos ? rq->sector - st->last_pos
-							      : st->last_pos - rq->sector);
+		if (st->samples == 0)
+			as_learn_new(ad, ttime, dist);
+		as_sample(st, ttime, as_seek_sample(st, dist));
 	}
 	st->last_pos = elv_rq_end(rq);
 	st->flags |= AS_ST_STARTED;
 }
 
+/*
+ * as_update_iohist() for the usual case, a stream past its first few samples whose seek is
+ * within the clamp: 1 when done, 0 (having changed nothing) for the general path.
+ */
+static ELV_SPEED_INLINE int as_update_iohist_fast(const struct elv_queue *q,
+						  struct elv_stream *s,
+						  const struct elv_request *rq, uint64_t now)
+{
+	struct as_stream *st = as_st(s);
+
+	if (st->flags) {
+		uint64_t dist = as_dist(rq->sector, st->last_pos);
+
+		if (st->samples <= AS_SEEK_EARLY_SAMPLES || dist >= AS_SAMPLE_MAX ||
+		    (dist >= AS_SEEK_CLAMP_LATE &&
+		     !as_mean_above(st->seek_total, st->samples,
+				    (dist - AS_SEEK_CLAMP_LATE) / 4u)))
+			return 0;
+		as_sample(st, as_think_time(q, s, st, now), dist);
+	}
+	st->last_pos = elv_rq_end(rq);
+	st->flags |= AS_ST_STARTED;
+	return 1;
+}
+
 /* ---- anticipation -------------------------------------------------------------------- */
+
+/* A stream without history that never came back looks like one that exited. */
+static void as_note_gone(struct as_data *ad, const struct elv_stream *s)
+{
+	if (s && as_st(s)->samples == 0)
+		ad->exit_prob = as_decay(ad->exit_prob, 256u);
+}
 
 /*
  * Is @rq close to the head? The window starts at 4 MiB and doubles every millisecond waited;
@@ -301,75 +422,78 @@ static void as_update_iohist(const struct elv_queue *q, struct as_data *ad,
 static int as_close_req(const struct as_data *ad, const struct as_stream *st,
 			const struct elv_request *rq, uint64_t now)
 {
-	uint64_t last = ad->last_sector[ad->batch_dir];
-	uint64_t next = rq->sector;
-	uint64_t delay = 0, delay_ms, delta, dist;
+	uint64_t last = ad->dir[ad->batch_dir].last_sector;
+	uint64_t delay = 0, delta, dist = as_dist(rq->sector, last);
 
 	if (ad->antic_status != AS_ANTIC_OFF && ad->ioc_finished && now > ad->antic_start)
 		delay = now - ad->antic_start;
-	delay_ms = elv_div64(delay, AS_NSEC_PER_MS);
-	if (delay_ms == 0)
+	/* Whole milliseconds waited; below 21 ms the division fits 32 bits. */
+	if (delay < AS_NSEC_PER_MS)
 		delta = AS_CLOSE_BASE;
-	else if (delay_ms <= AS_CLOSE_MAX_MS && delay <= (uint64_t)ad->antic_expire)
-		delta = (uint64_t)AS_CLOSE_BASE << delay_ms;
+	else if (delay < (AS_CLOSE_MAX_MS + 1u) * AS_NSEC_PER_MS &&
+		 delay <= (uint64_t)ad->antic_expire)
+		delta = (uint64_t)AS_CLOSE_BASE << ((uint32_t)delay / (uint32_t)AS_NSEC_PER_MS);
 	else
 		return 1;
 
 	/* Asymmetric: half the window behind the head, the whole window ahead of it. */
-	if ((next >= last || last - next <= delta / 2u) && (next <= last || next - last <= delta))
+	if (dist <= (rq->sector >= last ? delta : delta / 2u))
 		return 1;
-	dist = next >= last ? next - last : last - next;
-	if (st->seek.samples == 0)
-		return ad->new_seek_mean > dist;
-	return st->seek.mean > dist;
+	if (st->samples == 0)
+		return (ad->new_seek_total / 256u) > dist;
+	return as_mean_above(st->seek_total, st->samples, dist);
 }
 
-/*
- * Should the wait for the awaited stream end (or not begin) because of @rq (which may be
- * NULL when only the stream's own statistics are asked)? 1 means dispatch now. @hit is set
- * when @rq is the awaited stream's own request.
- */
-static int as_can_break(const struct elv_queue *q, struct as_data *ad,
-			const struct elv_request *rq, uint64_t now, int *hit)
+/* as_can_break() once the quick answers are out of the way: @s has nothing queued. */
+static AS_NOINLINE unsigned as_can_break_slow(const struct elv_queue *q, struct as_data *ad,
+					      const struct elv_request *rq, uint64_t now)
 {
 	struct elv_stream *s = ad->antic_stream;
-	struct as_stream *st = as_st(s);
+	const struct as_stream *st = as_st(s);
 
-	*hit = 0;
-	if (!st)
-		return 1;
-	if (rq && rq->stream == s) {
-		*hit = 1;
-		return 1;
-	}
-	/* The window has run out (the host has not called at its end yet). */
-	if (ad->ioc_finished && now >= as_window_end(ad))
-		return 1;
-	/* The stream has more work already, queued or handed back by the device. */
-	if (st->nr_queued > 0 || as_has_requeued(q, s))
-		return 1;
+	/* The window has run out (the host has not called at its end yet), or the device
+	 * handed a request of the stream back. */
+	if ((ad->ioc_finished && now >= as_window_end(ad)) || as_has_requeued(q, s))
+		return AS_STAT_BREAKS;
 	if (rq && elv_rq_is_sync(rq) && as_close_req(ad, st, rq, now)) {
 		/* A cooperating stream works the same area: count its request as ours. */
 		as_update_iohist(q, ad, s, rq, now);
-		return 1;
+		return AS_STAT_BREAKS;
 	}
-	if (st->ttime.samples == 0) {
+	if (st->samples == 0) {
 		/* No history: go by what new streams did, and by how often they exit at once. */
-		if (ad->new_ttime_mean > (uint64_t)ad->antic_expire)
-			return 1;
-		if (ad->exit_prob * ad->exit_no_coop > AS_HALF * 256u)
-			return 1;
-	} else if (st->ttime.mean > (uint64_t)ad->antic_expire) {
+		if (ad->new_ttime_total / 256u > (uint64_t)ad->antic_expire ||
+		    ad->exit_prob * ad->exit_no_coop > AS_HALF * 256u)
+			return AS_STAT_BREAKS;
+	} else if (as_mean_above(st->ttime_total, st->samples, (uint64_t)ad->antic_expire)) {
 		/* It thinks longer than we would wait. */
-		return 1;
+		return AS_STAT_BREAKS;
 	}
 	return 0;
 }
 
-static void as_wait_next(struct elv_queue *q, struct as_data *ad, uint64_t now);
+/*
+ * Should the wait for the awaited stream end (or not begin) because of @rq (which may be
+ * NULL when only the stream's own statistics are asked)? 0: keep waiting; AS_STAT_HITS: @rq
+ * is the awaited stream's own request; AS_STAT_BREAKS: dispatch now for another reason, the
+ * commonest being that the stream has more work queued already.
+ */
+static ELV_SPEED_INLINE unsigned as_can_break(const struct elv_queue *q, struct as_data *ad,
+					      const struct elv_request *rq, uint64_t now)
+{
+	struct elv_stream *s = ad->antic_stream;
 
-/* End a wait in progress. */
-static void as_antic_stop(struct elv_queue *q, struct as_data *ad, uint64_t now, enum as_end why)
+	if (!s)
+		return AS_STAT_BREAKS;
+	if (rq && rq->stream == s)
+		return AS_STAT_HITS;
+	if (as_st(s)->nr_queued > 0)
+		return AS_STAT_BREAKS;
+	return as_can_break_slow(q, ad, rq, now);
+}
+
+/* End a wait in progress; @why is the counter of its reason (AS_STAT_HITS..AS_STAT_EXITS). */
+static void as_antic_stop(struct elv_queue *q, struct as_data *ad, uint64_t now, unsigned why)
 {
 	uint64_t end;
 
@@ -380,41 +504,32 @@ static void as_antic_stop(struct elv_queue *q, struct as_data *ad, uint64_t now,
 		elv_idle_stop(q, now < end ? now : end);
 	}
 	ad->antic_status = AS_ANTIC_FINISHED;
-	switch (why) {
-	case AS_END_HIT:
-		ad->stat[AS_STAT_HITS]++;
-		break;
-	case AS_END_BREAK:
-		ad->stat[AS_STAT_BREAKS]++;
-		break;
-	case AS_END_TIMEOUT:
-		ad->stat[AS_STAT_TIMEOUTS]++;
-		/* A stream without history that never came back looks like one that exited. */
-		if (ad->antic_stream && as_st(ad->antic_stream)->ttime.samples == 0)
-			ad->exit_prob = as_decay(ad->exit_prob, 256u);
-		break;
-	case AS_END_EXIT:
-		ad->stat[AS_STAT_EXITS]++;
-		break;
-	}
+	ad->stat[why]++;
+	if (why == AS_STAT_TIMEOUTS)
+		as_note_gone(ad, ad->antic_stream);
 }
 
 /* Host time moves on: a window that has passed is a timeout. */
+static AS_NOINLINE void as_tick_wait(struct elv_queue *q, struct as_data *ad, uint64_t now)
+{
+	if (now >= as_window_end(ad))
+		as_antic_stop(q, ad, now, AS_STAT_TIMEOUTS);
+}
+
 static void as_tick(struct elv_queue *q, struct as_data *ad, uint64_t now)
 {
-	if (ad->antic_status == AS_ANTIC_WAIT_NEXT && now >= as_window_end(ad))
-		as_antic_stop(q, ad, now, AS_END_TIMEOUT);
+	if (ELV_UNLIKELY(ad->antic_status == AS_ANTIC_WAIT_NEXT))
+		as_tick_wait(q, ad, now);
 }
 
 /* The awaited read completed: idle until its stream's next request or the window's end. */
-static void as_wait_next(struct elv_queue *q, struct as_data *ad, uint64_t now)
+static AS_NOINLINE void as_wait_next(struct elv_queue *q, struct as_data *ad, uint64_t now)
 {
 	ad->antic_status = AS_ANTIC_WAIT_NEXT;
-	if (now >= as_window_end(ad)) {
-		as_antic_stop(q, ad, now, AS_END_TIMEOUT);
-		return;
-	}
-	elv_idle_start(q, now);
+	if (now >= as_window_end(ad))
+		as_antic_stop(q, ad, now, AS_STAT_TIMEOUTS);
+	else
+		elv_idle_start(q, now);
 }
 
 /*
@@ -427,50 +542,35 @@ static int as_awaited_gone(const struct elv_queue *q, const struct as_data *ad)
 
 	if (!s || ad->ioc_finished)
 		return 0;
-	return as_busy(q) == 0 || s->ELV_PRIVATE(nr_rq) == as_cst(s)->nr_queued;
+	return as_busy(q) == 0 || s->ELV_PRIVATE(nr_rq) == as_st(s)->nr_queued;
 }
 
-/* Begin anticipating (from OFF): wait for the read on the device, or idle right away. */
-static void as_wait_req(struct elv_queue *q, struct as_data *ad, uint64_t now)
+/* Begin anticipating the awaited stream (dispatch decided to, from OFF). */
+static AS_NOINLINE void as_wait_req(struct elv_queue *q, struct as_data *ad, uint64_t now)
 {
-	if (ad->antic_status != AS_ANTIC_OFF)
-		return;
 	if (as_awaited_gone(q, ad)) {
 		ad->antic_status = AS_ANTIC_FINISHED;
 		return;
 	}
 	ad->stat[AS_STAT_WAITS]++;
-	if (!ad->antic_stream || ad->ioc_finished)
+	if (ad->ioc_finished)
 		as_wait_next(q, ad, now);
 	else
 		ad->antic_status = AS_ANTIC_WAIT_REQ;
-}
-
-/* 1 when dispatch should hold back for the awaited stream rather than send @rq. */
-static int as_can_anticipate(const struct elv_queue *q, struct as_data *ad,
-			     const struct elv_request *rq, uint64_t now)
-{
-	int hit;
-
-	if (!ad->antic_stream || ad->antic_status == AS_ANTIC_FINISHED)
-		return 0;
-	return !as_can_break(q, ad, rq, now, &hit);
 }
 
 /*
  * The awaited stream exited earlier: did somebody else carry on in its area within the
  * window (a cooperator), or not? Feeds the exit estimate used for streams without history.
  */
-static void as_judge_ghost(struct as_data *ad, const struct elv_request *rq, uint64_t now)
+static AS_NOINLINE void as_judge_ghost(struct as_data *ad, const struct elv_request *rq,
+				       uint64_t now)
 {
-	uint64_t last = ad->last_sector[ELV_DIR_READ];
-	uint64_t dist = rq->sector >= last ? rq->sector - last : last - rq->sector;
+	int coop = now - ad->ghost_time <= (uint64_t)ad->antic_expire &&
+		   as_dist(rq->sector, ad->dir[ELV_DIR_READ].last_sector) <= AS_CLOSE_BASE;
 
 	ad->ghost = 0;
-	if (now - ad->ghost_time <= (uint64_t)ad->antic_expire && dist <= AS_CLOSE_BASE)
-		ad->exit_no_coop = as_decay(ad->exit_no_coop, 0);
-	else
-		ad->exit_no_coop = as_decay(ad->exit_no_coop, 256u);
+	ad->exit_no_coop = as_decay(ad->exit_no_coop, coop ? 0 : 256u);
 }
 
 /* ---- batches ------------------------------------------------------------------------- */
@@ -478,10 +578,10 @@ static void as_judge_ghost(struct as_data *ad, const struct elv_request *rq, uin
 /* At the first read completion after a write batch: size write batches to their target time. */
 static void as_update_write_batch(struct as_data *ad, uint64_t now)
 {
-	uint64_t target = (uint64_t)ad->write_batch_expire;
+	uint64_t target = (uint64_t)ad->batch_expire[ELV_DIR_WRITE];
 	uint64_t wtime = now > ad->write_batch_start ? now - ad->write_batch_start : 0;
 
-	if (wtime > target && !ad->write_batch_idled) {
+	if (wtime > target && !(ad->batch_flags & AS_WB_IDLED)) {
 		if (wtime > 3u * target)
 			ad->write_batch_count /= 2;
 		else
@@ -500,12 +600,58 @@ static void as_update_write_batch(struct as_data *ad, uint64_t now)
 static void as_start_batch_clock(struct as_data *ad, uint64_t now)
 {
 	if (ad->batch_dir == ELV_DIR_WRITE) {
-		ad->batch_expires = now + (uint64_t)ad->write_batch_expire;
+		ad->batch_expires = now + (uint64_t)ad->batch_expire[ELV_DIR_WRITE];
 		ad->write_batch_start = now;
 	} else {
-		ad->new_batch = 1;
+		ad->batch_flags |= AS_NEW_BATCH;
 	}
-	ad->changed_batch = 0;
+	ad->batch_flags &= (uint8_t)~AS_CHANGED_BATCH;
+}
+
+static int as_batch_expired(const struct as_data *ad, uint64_t now)
+{
+	if (ad->batch_flags & (AS_CHANGED_BATCH | AS_NEW_BATCH))
+		return 0;
+	return now > ad->batch_expires ||
+	       (ad->batch_dir == ELV_DIR_WRITE && ad->current_write_count == 0);
+}
+
+/* A new batch: reads unless the last batch was reads and writes wait. Returns its direction. */
+static AS_NOINLINE int as_new_batch(struct as_data *ad, int reads, int writes, uint64_t now)
+{
+	if (reads && !(writes && ad->batch_dir == ELV_DIR_READ)) {
+		if (ad->batch_dir == ELV_DIR_WRITE)
+			ad->batch_flags |= AS_CHANGED_BATCH;
+		ad->batch_dir = ELV_DIR_READ;
+		ad->stat[AS_STAT_READ_BATCHES]++;
+	} else {
+		if (ad->batch_dir == ELV_DIR_READ)
+			ad->batch_flags = (uint8_t)((ad->batch_flags | AS_CHANGED_BATCH) &
+						    ~AS_NEW_BATCH);
+		ad->batch_dir = ELV_DIR_WRITE;
+		ad->current_write_count = ad->write_batch_count;
+		ad->batch_flags &= (uint8_t)~AS_WB_IDLED;
+		ad->stat[AS_STAT_WRITE_BATCHES]++;
+	}
+	ad->dir[ad->batch_dir].last_check_fifo = now;
+	return ad->batch_dir;
+}
+
+/* A completion while a batch changes: the old batch drained, or a read batch's clock starts. */
+static AS_NOINLINE void as_complete_batch(struct elv_queue *q, struct as_data *ad,
+					  const struct elv_request *rq, uint64_t now)
+{
+	/* The last request of the old batch is done: the new batch starts now. */
+	if ((ad->batch_flags & AS_CHANGED_BATCH) && as_busy(q) == 0) {
+		as_start_batch_clock(ad, now);
+		ad->batch_expires = now + (uint64_t)ad->batch_expire[ad->batch_dir];
+	}
+	/* A read batch is timed from its first completed read. */
+	if ((ad->batch_flags & AS_NEW_BATCH) && ad->batch_dir == elv_rq_dir(rq)) {
+		as_update_write_batch(ad, now);
+		ad->batch_expires = now + (uint64_t)ad->batch_expire[ELV_DIR_READ];
+		ad->batch_flags &= (uint8_t)~AS_NEW_BATCH;
+	}
 }
 
 /* ---- queue hooks --------------------------------------------------------------------- */
@@ -513,79 +659,106 @@ static void as_start_batch_clock(struct as_data *ad, uint64_t now)
 static void as_init(struct elv_queue *q)
 {
 	struct as_data *ad = as_of(q);
-	int d;
 
-	for (d = 0; d < 2; d++)
-		elv_list_init(&ad->fifo[d]);
+	elv_list_init(&ad->dir[ELV_DIR_READ].fifo);
+	elv_list_init(&ad->dir[ELV_DIR_WRITE].fifo);
 	/* Begin in a read batch timed from its first completion; nothing to tune yet. */
-	ad->batch_dir = ELV_DIR_READ;
-	ad->new_batch = 1;
-	ad->write_batch_idled = 1;
-	/* A tenth of the target in milliseconds, as the jiffy-based original at HZ=1000. */
-	ad->write_batch_count = (int64_t)elv_div64((uint64_t)ad->write_batch_expire,
-						   10u * AS_NSEC_PER_MS);
-	if (ad->write_batch_count < 2)
-		ad->write_batch_count = 2;
+	ad->batch_flags = AS_NEW_BATCH | AS_WB_IDLED;
+	/* A tenth of the target in milliseconds, as the jiffy-based original at HZ=1000 (the
+	 * tunables hold their defaults here). */
+	ad->write_batch_count = AS_WRITE_BATCH_MS / 10;
 }
 
-static void as_link(struct as_data *ad, struct elv_request *rq)
+_Static_assert(AS_WRITE_BATCH_MS / 10 >= 2, "a write batch starts with 2 requests or more");
+
+/* The general add. */
+static AS_NOINLINE void as_add_slow(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
-	int dir = elv_rq_dir(rq);
+	struct as_data *ad = as_of(q);
+	struct as_dir *d = &ad->dir[elv_rq_dir(rq)];
+	struct elv_stream *s = rq->stream;
+	unsigned why;
 
-	elv_sort_add(&ad->sort[dir], rq);
-	elv_fifo_insert_ordered(&ad->fifo[dir], rq);
-	ad->nr_queued[dir]++;
-	if (rq->stream)
-		as_st(rq->stream)->nr_queued++;
-	ad->next_rq[dir] = as_choose(ad, dir, rq, ad->next_rq[dir]);
+	as_tick(q, ad, now);
+	if (s) {
+		/* Learn only from fresh arrivals, not from requests moved in by a switch or
+		 * barrier. */
+		if (rq->ELV_PRIVATE(time) == now && elv_rq_is_sync(rq)) {
+			as_update_iohist(q, ad, s, rq, now);
+			if (ad->ghost)
+				as_judge_ghost(ad, rq, now);
+		}
+		as_st(s)->nr_queued++;
+	}
+	elv_sort_add(&d->sort, rq);
+	elv_fifo_insert_ordered(&d->fifo, rq);
+	d->nr_queued++;
+	d->next_rq = as_choose(d->last_sector, rq, d->next_rq);
+	if (as_waiting(ad) && (why = as_can_break(q, ad, rq, now)) != 0)
+		as_antic_stop(q, ad, now, why);
 }
 
+/*
+ * The common case inline: no wait in progress, no exited stream to judge, a new arrival
+ * (youngest in its FIFO), a plain history update. The tree goes last, so that it is a tail
+ * call.
+ */
 static void as_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct as_data *ad = as_of(q);
-	int hit;
+	struct as_dir *d = &ad->dir[elv_rq_dir(rq)];
+	struct elv_stream *s = rq->stream;
+	struct elv_list *tail = d->fifo.prev;
 
-	as_tick(q, ad, now);
-	/* Learn only from fresh arrivals, not from requests moved in by a switch or barrier. */
-	if (rq->stream && rq->ELV_PRIVATE(time) == now) {
-		as_update_iohist(q, ad, rq->stream, rq, now);
-		if (ad->ghost && elv_rq_is_sync(rq))
-			as_judge_ghost(ad, rq, now);
+	if (!AS_FAST || as_waiting(ad) || ad->ghost || !as_keys_ok(d->last_sector) ||
+	    (tail != &d->fifo && elv_rq_seq_cmp(elv_list_rq(tail), rq) > 0)) {
+		as_add_slow(q, rq, now);
+		return;
 	}
-	as_link(ad, rq);
-	if (as_waiting(ad) && as_can_break(q, ad, rq, now, &hit))
-		as_antic_stop(q, ad, now, hit ? AS_END_HIT : AS_END_BREAK);
+	if (s) {
+		if (rq->ELV_PRIVATE(time) == now && elv_rq_is_sync(rq) &&
+		    !as_update_iohist_fast(q, s, rq, now)) {
+			as_add_slow(q, rq, now);
+			return;
+		}
+		as_st(s)->nr_queued++;
+	}
+	elv_list_add_tail(&d->fifo, &rq->ELV_PRIVATE(fifo));
+	d->nr_queued++;
+	d->next_rq = d->next_rq ? as_pick(d->last_sector, rq, d->next_rq) : rq;
+	elv_sort_add(&d->sort, rq);
 }
 
-static void as_unlink(struct as_data *ad, struct elv_request *rq)
+/* The rest of taking @rq out (its tree link is gone already). */
+static void as_unlink(struct as_dir *d, struct elv_request *rq)
 {
-	int dir = elv_rq_dir(rq);
-
-	if (ad->next_rq[dir] == rq)
-		ad->next_rq[dir] = as_find_next(ad, rq);
-	elv_sort_del(&ad->sort[dir], rq);
 	elv_list_del(&rq->ELV_PRIVATE(fifo));
-	ad->nr_queued[dir]--;
+	d->nr_queued--;
 	if (rq->stream)
 		as_st(rq->stream)->nr_queued--;
 }
 
 static void as_remove(struct elv_queue *q, struct elv_request *rq)
 {
-	as_unlink(as_of(q), rq);
+	struct as_dir *d = &as_of(q)->dir[elv_rq_dir(rq)];
+
+	if (d->next_rq == rq)
+		(void)as_take_next(d, rq);
+	else
+		elv_sort_del(&d->sort, rq);
+	as_unlink(d, rq);
 }
 
 static void as_merged(struct elv_queue *q, struct elv_request *rq, enum elv_merge_kind kind,
 		      struct elv_request *next)
 {
-	struct as_data *ad = as_of(q);
-	int dir = elv_rq_dir(rq);
+	struct as_dir *d = &as_of(q)->dir[elv_rq_dir(rq)];
 
 	if (kind == ELV_MERGE_FRONT) {
 		/* The start moved: re-key, and let it compete for the next slot again. */
-		elv_sort_del(&ad->sort[dir], rq);
-		elv_sort_add(&ad->sort[dir], rq);
-		ad->next_rq[dir] = as_choose(ad, dir, rq, ad->next_rq[dir]);
+		elv_sort_del(&d->sort, rq);
+		elv_sort_add(&d->sort, rq);
+		d->next_rq = as_choose(d->last_sector, rq, d->next_rq);
 	} else if (kind == ELV_MERGE_REQ && next) {
 		/* The survivor keeps the older deadline and FIFO place. */
 		elv_fifo_inherit(rq, next);
@@ -595,16 +768,14 @@ static void as_merged(struct elv_queue *q, struct elv_request *rq, enum elv_merg
 /* A queued request of @rq's op that starts where @rq ends (front and request merges). */
 static struct elv_request *as_find_follower(struct elv_queue *q, const struct elv_request *next)
 {
-	struct as_data *ad = as_of(q);
+	struct as_dir *d = &as_of(q)->dir[elv_rq_dir(next)];
 	struct elv_request *rq;
 	uint64_t sector = elv_rq_end(next);
-	uint8_t op = next->op;
-	int dir = elv_rq_dir(next);
 
 	/* Writes, discards and flushes share a tree: skip same-sector requests of another op. */
-	for (rq = elv_sort_find(&ad->sort[dir], sector); rq && rq->sector == sector;
+	for (rq = elv_sort_find(&d->sort, sector); rq && rq->sector == sector;
 	     rq = elv_sort_next(rq))
-		if (rq->op == op)
+		if (rq->op == next->op)
 			return rq;
 	return NULL;
 }
@@ -620,15 +791,16 @@ static struct elv_request *as_oldest(struct elv_queue *q)
 	return elv_rq_seq_cmp(r, w) <= 0 ? r : w;
 }
 
-/* Hand @rq to the device: remember the head, who to anticipate, and the next candidate. */
+/* Hand @rq (of direction @dir) to the device: remember the head, who to anticipate, and the
+ * next candidate. */
 static void as_move_to_dispatch(struct elv_queue *q, struct as_data *ad, struct elv_request *rq,
-				uint64_t now)
+				int dir, uint64_t now)
 {
-	int dir = elv_rq_dir(rq);
+	struct as_dir *d = &ad->dir[dir];
 
-	as_antic_stop(q, ad, now, AS_END_BREAK);
+	as_antic_stop(q, ad, now, AS_STAT_BREAKS);
 	ad->antic_status = AS_ANTIC_OFF;
-	ad->last_sector[dir] = elv_rq_end(rq);
+	d->last_sector = elv_rq_end(rq);
 	if (dir == ELV_DIR_READ) {
 		ad->antic_stream = rq->stream;
 	} else {
@@ -637,8 +809,8 @@ static void as_move_to_dispatch(struct elv_queue *q, struct as_data *ad, struct 
 			ad->current_write_count--;
 	}
 	ad->ioc_finished = 0;
-	ad->next_rq[dir] = as_find_next(ad, rq);
-	as_unlink(ad, rq);
+	(void)as_take_next(d, rq);
+	as_unlink(d, rq);
 }
 
 /*
@@ -648,34 +820,36 @@ static void as_move_to_dispatch(struct elv_queue *q, struct as_data *ad, struct 
 static struct elv_request *as_select(struct elv_queue *q, struct as_data *ad, uint64_t now,
 				     int force, int *wait)
 {
-	int reads = ad->nr_queued[ELV_DIR_READ] > 0;
-	int writes = ad->nr_queued[ELV_DIR_WRITE] > 0;
-	int expired = 0;
+	int reads = ad->dir[ELV_DIR_READ].nr_queued > 0;
+	int writes = ad->dir[ELV_DIR_WRITE].nr_queued > 0;
+	int dir, expired = 0, checked = 0;
 	struct elv_request *rq;
 
 	*wait = 0;
 	/* The old batch left without completing (requeued, then cancelled or drained). */
-	if (ad->changed_batch && as_busy(q) == 0)
+	if ((ad->batch_flags & AS_CHANGED_BATCH) && as_busy(q) == 0)
 		as_start_batch_clock(ad, now);
+	dir = ad->batch_dir;
 	/* A write batch with nothing competing cannot be timed meaningfully. */
-	if (ad->batch_dir == ELV_DIR_WRITE && !reads &&
-	    (ad->current_write_count == 0 || !writes))
-		ad->write_batch_idled = 1;
+	if (dir == ELV_DIR_WRITE && !reads && (ad->current_write_count == 0 || !writes))
+		ad->batch_flags |= AS_WB_IDLED;
 	if (!reads && !writes)
 		return NULL;
-	if (!force && (as_waiting(ad) || ad->changed_batch))
+	if (!force && (as_waiting(ad) || (ad->batch_flags & AS_CHANGED_BATCH)))
 		return NULL;
 
 	if (!(reads && writes && as_batch_expired(ad, now))) {
 		/* The batch goes on. */
-		rq = ad->next_rq[ad->batch_dir];
-		if (ad->batch_dir == ELV_DIR_READ && ad->antic_expire > 0) {
+		rq = ad->dir[dir].next_rq;
+		if (dir == ELV_DIR_READ && ad->antic_expire > 0) {
+			checked = 1;
 			if (as_fifo_expired(ad, ELV_DIR_READ, now)) {
 				rq = as_fifo_head(ad, ELV_DIR_READ);
 				expired = 1;
 				goto dispatch;
 			}
-			if (!force && as_can_anticipate(q, ad, rq, now)) {
+			if (!force && ad->antic_stream &&
+			    ad->antic_status != AS_ANTIC_FINISHED && !as_can_break(q, ad, rq, now)) {
 				*wait = 1;
 				return NULL;
 			}
@@ -683,36 +857,21 @@ static struct elv_request *as_select(struct elv_queue *q, struct as_data *ad, ui
 		if (rq) {
 			/* With no writes waiting the read batch never runs out. */
 			if (reads && !writes)
-				ad->batch_expires = now + (uint64_t)ad->read_batch_expire;
+				ad->batch_expires = now + (uint64_t)ad->batch_expire[ELV_DIR_READ];
 			goto dispatch;
 		}
 	}
-
-	/* A new batch: reads unless the last batch was reads and writes wait. */
-	if (reads && !(writes && ad->batch_dir == ELV_DIR_READ)) {
-		if (ad->batch_dir == ELV_DIR_WRITE)
-			ad->changed_batch = 1;
-		ad->batch_dir = ELV_DIR_READ;
-		ad->stat[AS_STAT_READ_BATCHES]++;
-	} else {
-		if (ad->batch_dir == ELV_DIR_READ) {
-			ad->changed_batch = 1;
-			ad->new_batch = 0;
-		}
-		ad->batch_dir = ELV_DIR_WRITE;
-		ad->current_write_count = ad->write_batch_count;
-		ad->write_batch_idled = 0;
-		ad->stat[AS_STAT_WRITE_BATCHES]++;
-	}
-	rq = as_fifo_head(ad, ad->batch_dir);
-	ad->last_check_fifo[ad->batch_dir] = now;
+	dir = as_new_batch(ad, reads, writes, now);
+	rq = as_fifo_head(ad, dir);
+	checked = 0;
 
 dispatch:
-	if (!expired && as_fifo_expired(ad, ad->batch_dir, now)) {
-		rq = as_fifo_head(ad, ad->batch_dir);
+	/* (A FIFO looked at above, at this time, would say the same again.) */
+	if (!checked && as_fifo_expired(ad, dir, now)) {
+		rq = as_fifo_head(ad, dir);
 		expired = 1;
 	}
-	if (ad->changed_batch) {
+	if (ad->batch_flags & AS_CHANGED_BATCH) {
 		/* Nothing of the new direction goes while the old batch is on the device. */
 		if (as_busy(q) && !force)
 			return NULL;
@@ -720,19 +879,20 @@ dispatch:
 	}
 	if (expired)
 		elv_note_expired(q, rq, now);
-	as_move_to_dispatch(q, ad, rq, now);
+	as_move_to_dispatch(q, ad, rq, dir, now);
 	return rq;
 }
 
-static struct elv_request *as_dispatch(struct elv_queue *q, uint64_t now, int force)
+/* The dispatch decision in general. */
+static AS_NOINLINE struct elv_request *as_dispatch_slow(struct elv_queue *q, struct as_data *ad,
+							uint64_t now, int force)
 {
-	struct as_data *ad = as_of(q);
 	struct elv_request *rq;
 	int wait;
 
 	as_tick(q, ad, now);
 	if (force || (ad->antic_status == AS_ANTIC_WAIT_REQ && as_awaited_gone(q, ad)))
-		as_antic_stop(q, ad, now, AS_END_BREAK);
+		as_antic_stop(q, ad, now, AS_STAT_BREAKS);
 	for (;;) {
 		rq = as_select(q, ad, now, force, &wait);
 		if (!wait)
@@ -744,33 +904,88 @@ static struct elv_request *as_dispatch(struct elv_queue *q, uint64_t now, int fo
 	}
 }
 
-static void as_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+/*
+ * The common case, decided inline: no wait in progress or ending, no batch change, the batch
+ * goes on, its FIFO is not due for a look, and the awaited stream (if any) sent this request
+ * or has more queued. Anything else goes to the general path before anything changed; this
+ * one only skips the steps that would do nothing.
+ */
+static struct elv_request *as_dispatch(struct elv_queue *q, uint64_t now, int force)
 {
 	struct as_data *ad = as_of(q);
-	struct as_stream *st = as_st(rq->stream);
+	struct as_dir *d = &ad->dir[ad->batch_dir];
+	struct elv_request *rq = d->next_rq;
+	struct elv_stream *s;
 
-	as_tick(q, ad, now);
-	/* The last request of the old batch is done: the new batch starts now. */
-	if (ad->changed_batch && as_busy(q) == 0) {
-		as_start_batch_clock(ad, now);
-		ad->batch_expires = now + as_batch_expire(ad, ad->batch_dir);
+	if (!AS_FAST || force || ad->antic_status != AS_ANTIC_OFF ||
+	    (ad->batch_flags & AS_CHANGED_BATCH) || !rq || as_dist(now, d->last_check_fifo) >= (uint64_t)ad->expire[ad->batch_dir])
+		return as_dispatch_slow(q, ad, now, force);
+	if (ad->batch_dir == ELV_DIR_READ) {
+		s = ad->antic_stream;
+		if ((ad->antic_expire > 0 && s && rq->stream != s && as_st(s)->nr_queued == 0) ||
+		    (ad->dir[ELV_DIR_WRITE].nr_queued && as_batch_expired(ad, now)))
+			return as_dispatch_slow(q, ad, now, force);
+		/* With no writes waiting the read batch never runs out. */
+		if (!ad->dir[ELV_DIR_WRITE].nr_queued)
+			ad->batch_expires = now + (uint64_t)ad->batch_expire[ELV_DIR_READ];
+		ad->antic_stream = rq->stream;
+	} else {
+		if (ad->dir[ELV_DIR_READ].nr_queued) {
+			if (as_batch_expired(ad, now))
+				return as_dispatch_slow(q, ad, now, force);
+		} else if (ad->current_write_count == 0) {
+			/* A write batch with nothing competing cannot be timed meaningfully. */
+			ad->batch_flags |= AS_WB_IDLED;
+		}
+		ad->antic_stream = NULL;
+		if (ad->current_write_count > 0)
+			ad->current_write_count--;
 	}
-	/* A read batch is timed from its first completed read. */
-	if (ad->new_batch && ad->batch_dir == elv_rq_dir(rq)) {
-		as_update_write_batch(ad, now);
-		ad->batch_expires = now + (uint64_t)ad->read_batch_expire;
-		ad->new_batch = 0;
+	d->last_sector = elv_rq_end(rq);
+	ad->ioc_finished = 0;
+	as_unlink(d, rq);
+	return as_take_next(d, rq);
+}
+
+/* What a completion tells about its stream. */
+static ELV_SPEED_INLINE void as_complete_stream(struct elv_queue *q, struct as_data *ad,
+						const struct elv_request *rq, uint64_t now)
+{
+	struct elv_stream *s = rq->stream;
+
+	if (!s)
+		return;
+	if (elv_rq_is_sync(rq)) {
+		as_st(s)->flags |= AS_ST_RUNNING;
+		as_st(s)->last_end = now;
 	}
-	if (st && elv_rq_is_sync(rq)) {
-		st->flags |= AS_ST_RUNNING;
-		st->last_end = now;
-	}
-	if (ad->antic_stream && rq->stream == ad->antic_stream) {
+	if (s == ad->antic_stream) {
 		ad->antic_start = now;
 		ad->ioc_finished = 1;
 		if (ad->antic_status == AS_ANTIC_WAIT_REQ)
 			as_wait_next(q, ad, now);
 	}
+}
+
+/* A completion while a window may have passed or a batch changes. */
+static AS_NOINLINE void as_complete_slow(struct elv_queue *q, struct as_data *ad,
+					 const struct elv_request *rq, uint64_t now)
+{
+	as_tick(q, ad, now);
+	if (ad->batch_flags & (AS_CHANGED_BATCH | AS_NEW_BATCH))
+		as_complete_batch(q, ad, rq, now);
+	as_complete_stream(q, ad, rq, now);
+}
+
+static void as_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	struct as_data *ad = as_of(q);
+
+	if (ad->antic_status == AS_ANTIC_WAIT_NEXT ||
+	    (ad->batch_flags & (AS_CHANGED_BATCH | AS_NEW_BATCH)))
+		as_complete_slow(q, ad, rq, now);
+	else
+		as_complete_stream(q, ad, rq, now);
 }
 
 static void as_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
@@ -788,18 +1003,17 @@ static uint64_t as_next_event(const struct elv_queue *q)
 	 * With nothing queued the core does not call dispatch, so a timer would only spin the
 	 * host; the next add or completion ends a stale wait instead.
 	 */
-	if (ad->antic_status != AS_ANTIC_WAIT_NEXT || ad->nr_queued[0] + ad->nr_queued[1] == 0)
+	if (ad->antic_status != AS_ANTIC_WAIT_NEXT ||
+	    ad->dir[ELV_DIR_READ].nr_queued + ad->dir[ELV_DIR_WRITE].nr_queued == 0)
 		return ELV_TIME_NEVER;
 	return as_window_end(ad);
 }
 
 static void as_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 {
-	struct as_stream *st = as_st(s);
-
 	(void)q;
 	(void)now;
-	*st = (struct as_stream){ 0 };
+	*as_st(s) = (struct as_stream){ 0 };
 }
 
 /*
@@ -812,9 +1026,8 @@ static void as_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t n
 
 	if (s != ad->antic_stream)
 		return;
-	if (as_st(s)->ttime.samples == 0)
-		ad->exit_prob = as_decay(ad->exit_prob, 256u);
-	as_antic_stop(q, ad, now, AS_END_EXIT);
+	as_note_gone(ad, s);
+	as_antic_stop(q, ad, now, AS_STAT_EXITS);
 	ad->antic_stream = NULL;
 	if (ad->antic_expire > 0) {
 		ad->ghost = 1;
@@ -827,10 +1040,9 @@ static void as_tunable_changed(struct elv_queue *q, const struct elv_tunable *t)
 	struct as_data *ad = as_of(q);
 
 	/* Anticipation switched off: a wait in progress must not outlive it. */
-	if (t->offset == offsetof(struct as_data, antic_expire) && ad->antic_expire == 0 &&
-	    as_waiting(ad)) {
+	if (t->offset == offsetof(struct as_data, antic_expire) && ad->antic_expire == 0) {
 		/* No clock here: the idle period is closed where it began. */
-		as_antic_stop(q, ad, q->idle_since, AS_END_BREAK);
+		as_antic_stop(q, ad, q->idle_since, AS_STAT_BREAKS);
 	}
 }
 
@@ -839,106 +1051,90 @@ static void as_stats(const struct elv_queue *q, uint64_t *vals)
 	const struct as_data *ad = as_of(q);
 	unsigned i;
 
-	for (i = 0; i < AS_NR_STATS; i++)
+	for (i = 0; i < AS_STAT_WBATCH_COUNT; i++)
 		vals[i] = ad->stat[i];
 	vals[AS_STAT_WBATCH_COUNT] = (uint64_t)ad->write_batch_count;
 	vals[AS_STAT_EXIT_PROB] = ad->exit_prob;
 	vals[AS_STAT_EXIT_NO_COOP] = ad->exit_no_coop;
-	vals[AS_STAT_NEW_TTIME] = ad->new_ttime_mean;
-	vals[AS_STAT_NEW_SEEK] = ad->new_seek_mean;
+	vals[AS_STAT_NEW_TTIME] = ad->new_ttime_total / 256u;
+	vals[AS_STAT_NEW_SEEK] = ad->new_seek_total / 256u;
 }
 
 /* ---- invariants ---------------------------------------------------------------------- */
 
-/* Tree and FIFO of @dir hold the same @nr requests of that direction; next_rq is among them. */
-static int as_check_dir(const struct as_data *ad, int dir)
+/*
+ * Tree and FIFO of @dir hold the same nr_queued requests of that direction, all queued, the
+ * FIFO in arrival order; next_rq is among them (NULL only when there are none). Adds the
+ * FIFO's requests that carry a stream to @with_stream.
+ */
+static int as_check_dir(const struct as_data *ad, int dir, uint32_t *with_stream)
 {
+	const struct as_dir *d = &ad->dir[dir];
 	const struct elv_list *l;
 	const struct elv_request *rq, *prev = NULL;
 	uint32_t n = 0, nt = 0;
-	int next_found = ad->next_rq[dir] == NULL;
+	int next_found = 0;
 
-	if (elv_rb_check(&ad->sort[dir]))
-		return ELV_EINVAL;
-	for (l = ad->fifo[dir].next; l != &ad->fifo[dir]; l = l->next) {
+	if (elv_rb_check(&d->sort))
+		return 1;
+	for (l = d->fifo.next; l != &d->fifo; l = l->next, n++) {
 		rq = elv_list_rq(l);
 		if (l->next->prev != l || rq->ELV_PRIVATE(state) != ELV_RQ_QUEUED ||
 		    elv_rq_dir(rq) != dir || (prev && elv_rq_seq_cmp(prev, rq) > 0))
-			return ELV_EINVAL;
+			return 1;
+		*with_stream += rq->stream != NULL;
 		prev = rq;
-		n++;
 	}
-	for (rq = elv_sort_first(&ad->sort[dir]); rq; rq = elv_sort_next(rq)) {
+	for (rq = elv_sort_first(&d->sort); rq; rq = elv_sort_next(rq), nt++) {
 		if (rq->ELV_PRIVATE(state) != ELV_RQ_QUEUED || elv_rq_dir(rq) != dir)
-			return ELV_EINVAL;
-		next_found |= rq == ad->next_rq[dir];
-		nt++;
+			return 1;
+		next_found |= rq == d->next_rq;
 	}
-	if (n != ad->nr_queued[dir] || nt != n || !next_found)
-		return ELV_EINVAL;
-	return (n == 0) == (ad->next_rq[dir] == NULL) ? 0 : ELV_EINVAL;
-}
-
-/* Per-stream queued counts add up to the requests that carry a stream. */
-static int as_check_streams(const struct elv_queue *q, const struct as_data *ad)
-{
-	const struct elv_list *l;
-	uint64_t with_stream = 0, counted = 0;
-	int dir;
-
-	for (dir = 0; dir < 2; dir++)
-		for (l = ad->fifo[dir].next; l != &ad->fifo[dir]; l = l->next)
-			with_stream += elv_list_rq(l)->stream != NULL;
-	for (l = q->streams.next; l != &q->streams; l = l->next) {
-		struct elv_stream *s = elv_container_of(l, struct elv_stream, link);
-		const struct as_stream *st = as_st(s);
-
-		if (st->nr_queued > s->ELV_PRIVATE(nr_rq) || st->ttime.samples > 256u ||
-		    st->seek.samples > 256u)
-			return ELV_EINVAL;
-		counted += st->nr_queued;
-	}
-	return counted == with_stream ? 0 : ELV_EINVAL;
-}
-
-static int as_check_antic(const struct elv_queue *q, const struct as_data *ad)
-{
-	const uint64_t *st = ad->stat;
-	uint64_t ended = st[AS_STAT_HITS] + st[AS_STAT_BREAKS] + st[AS_STAT_TIMEOUTS] +
-			 st[AS_STAT_EXITS];
-
-	if (ad->antic_status < AS_ANTIC_OFF || ad->antic_status > AS_ANTIC_FINISHED)
-		return ELV_EINVAL;
-	/* Only this policy idles, and only while waiting for the next request. */
-	if (elv_is_idling(q) && ad->antic_status != AS_ANTIC_WAIT_NEXT)
-		return ELV_EINVAL;
-	if (as_waiting(ad) && (ad->antic_expire == 0 || ended + 1u != st[AS_STAT_WAITS]))
-		return ELV_EINVAL;
-	if (!as_waiting(ad) && ended != st[AS_STAT_WAITS])
-		return ELV_EINVAL;
-	if (ad->antic_status == AS_ANTIC_WAIT_REQ && (!ad->antic_stream || ad->ioc_finished))
-		return ELV_EINVAL;
-	if (ad->antic_status == AS_ANTIC_WAIT_NEXT && !ad->ioc_finished && ad->antic_stream)
-		return ELV_EINVAL;
-	if (ad->antic_stream && ad->antic_stream->ELV_PRIVATE(q) != q)
-		return ELV_EINVAL;
-	return 0;
+	return n != d->nr_queued || nt != n || next_found != (n != 0) ||
+	       (n == 0 && d->next_rq != NULL);
 }
 
 static int as_check(const struct elv_queue *q)
 {
 	const struct as_data *ad = as_of(q);
+	const uint64_t *st = ad->stat;
+	uint64_t ended = st[AS_STAT_HITS] + st[AS_STAT_BREAKS] + st[AS_STAT_TIMEOUTS] +
+			 st[AS_STAT_EXITS];
+	int waiting = as_waiting(ad), status = ad->antic_status;
+	const struct elv_list *l;
+	uint32_t with_stream = 0, counted = 0;
 
-	if (as_check_dir(ad, ELV_DIR_READ) || as_check_dir(ad, ELV_DIR_WRITE))
+	if (as_check_dir(ad, ELV_DIR_READ, &with_stream) ||
+	    as_check_dir(ad, ELV_DIR_WRITE, &with_stream) ||
+	    ad->dir[0].nr_queued + ad->dir[1].nr_queued != elv_queue_nr_queued(q))
 		return ELV_EINVAL;
-	if (ad->nr_queued[0] + ad->nr_queued[1] != elv_queue_nr_queued(q))
+	/* Per-stream queued counts add up to the requests that carry a stream. */
+	for (l = q->streams.next; l != &q->streams; l = l->next) {
+		const struct elv_stream *s = elv_container_of(l, struct elv_stream, link);
+		const struct as_stream *as = as_st(s);
+
+		if (as->nr_queued > s->ELV_PRIVATE(nr_rq) || as->samples > 256u)
+			return ELV_EINVAL;
+		counted += as->nr_queued;
+	}
+	if (counted != with_stream)
 		return ELV_EINVAL;
-	if (as_check_streams(q, ad) || as_check_antic(q, ad))
+	/* Anticipation: a known state; only this policy idles, and only while waiting for the
+	 * next request; every wait begun has ended but the one in progress; a wait for the
+	 * read on the device has a stream and no completion yet; idling after a completion
+	 * has either; the awaited stream is ours. */
+	if (status > AS_ANTIC_FINISHED || (elv_is_idling(q) && status != AS_ANTIC_WAIT_NEXT) ||
+	    (waiting && ad->antic_expire == 0) || ended + (uint64_t)waiting != st[AS_STAT_WAITS] ||
+	    (status == AS_ANTIC_WAIT_REQ && (!ad->antic_stream || ad->ioc_finished)) ||
+	    (status == AS_ANTIC_WAIT_NEXT && !ad->ioc_finished && ad->antic_stream) ||
+	    (ad->antic_stream && ad->antic_stream->ELV_PRIVATE(q) != q))
 		return ELV_EINVAL;
-	if (ad->batch_dir != ELV_DIR_READ && ad->batch_dir != ELV_DIR_WRITE)
-		return ELV_EINVAL;
-	if ((ad->changed_batch && ad->new_batch) || ad->write_batch_count < 1 ||
-	    ad->current_write_count < 0 || ad->exit_prob > 256u || ad->exit_no_coop > 256u)
+	/* Batches and estimates. */
+	if (ad->batch_dir > ELV_DIR_WRITE ||
+	    (ad->batch_flags & (AS_CHANGED_BATCH | AS_NEW_BATCH)) ==
+		    (AS_CHANGED_BATCH | AS_NEW_BATCH) ||
+	    ad->write_batch_count < 1 || ad->current_write_count < 0 || ad->exit_prob > 256u ||
+	    ad->exit_no_coop > 256u)
 		return ELV_EINVAL;
 	return 0;
 }
@@ -948,15 +1144,18 @@ static int as_check(const struct elv_queue *q)
 #define AS_MAX_MS 3600000    /* one hour: the longest deadline or batch */
 #define AS_MAX_ANTIC_US 1000000 /* one second: far past any useful wait */
 
-#define AS_MS(field, def, text)                                                              \
-	{ #field, "ms", text, def, 0, AS_MAX_MS, (uint32_t)offsetof(struct as_data, field),  \
+#define AS_MS(name, field, def, text)                                                        \
+	{ name, "ms", text, def, 0, AS_MAX_MS, (uint32_t)offsetof(struct as_data, field),    \
 	  (uint32_t)AS_NSEC_PER_MS }
 
 static const struct elv_tunable as_tunables[] = {
-	AS_MS(read_expire, 125, "deadline of a read, from its arrival"),
-	AS_MS(write_expire, 250, "deadline of a write, discard or flush, from its arrival"),
-	AS_MS(read_batch_expire, 500, "length of a read batch while writes wait"),
-	AS_MS(write_batch_expire, 125, "target length of a write batch (tunes its size)"),
+	AS_MS("read_expire", expire[ELV_DIR_READ], 125, "deadline of a read, from its arrival"),
+	AS_MS("write_expire", expire[ELV_DIR_WRITE], 250,
+	      "deadline of a write, discard or flush, from its arrival"),
+	AS_MS("read_batch_expire", batch_expire[ELV_DIR_READ], 500,
+	      "length of a read batch while writes wait"),
+	AS_MS("write_batch_expire", batch_expire[ELV_DIR_WRITE], AS_WRITE_BATCH_MS,
+	      "target length of a write batch (tunes its size)"),
 	{ "antic_expire", "us", "longest wait for the last reader's next request; 0 disables",
 	  6667, 0, AS_MAX_ANTIC_US, (uint32_t)offsetof(struct as_data, antic_expire), 1000u },
 };
