@@ -185,6 +185,12 @@ struct cfq_data {
 #define CFQ_SHARED
 #endif
 
+/*
+ * A tunable whose whole range (see cfq_tunables) fits 32 bits, read as such: the same value,
+ * with shorter code on 32-bit cores.
+ */
+#define CFQ_SMALL(cd, f) ((uint32_t)(cd)->f)
+
 static struct cfq_data *cfq_data(const struct elv_queue *q)
 {
 	return elv__data(q);
@@ -307,9 +313,9 @@ static int cfq_idle_allowed(const struct elv_queue *q, const struct cfq_data *cd
 {
 	const struct elv_device_traits *dev = &q->cfg.dev;
 
-	if (cd->idle_mode == CFQ_IDLE_ALWAYS)
+	if (CFQ_SMALL(cd, idle_mode) == CFQ_IDLE_ALWAYS)
 		return 1;
-	if (cd->idle_mode == CFQ_IDLE_NEVER)
+	if (CFQ_SMALL(cd, idle_mode) == CFQ_IDLE_NEVER)
 		return 0;
 	return dev->rotational || dev->queue_depth <= 1;
 }
@@ -351,7 +357,7 @@ static int64_t cfq_scaled_slice(struct cfq_data *cd, const struct cfq_queue *cq)
 	int64_t slice = cfqq_prio_slice(cd, cq);
 	int64_t iq, expect, low;
 
-	if (!cd->low_latency)
+	if (!CFQ_SMALL(cd, low_latency))
 		return slice;
 	iq = cfq_avg_queues(cd, cq->cls == CFQ_RT);
 	expect = cd->slice_sync > 0 &&
@@ -722,8 +728,8 @@ static struct elv_request *cfq_choose_req(const struct cfq_data *cd, struct elv_
 	rank = cfq_rq_rank(r1) - cfq_rq_rank(r2);
 	if (rank)
 		return rank > 0 ? r1 : r2;
-	return elv_seek_choose(r1, r2, last, (uint64_t)cd->back_seek_max * 2,
-			       (uint32_t)cd->back_seek_penalty);
+	return elv_seek_choose(r1, r2, last, CFQ_SMALL(cd, back_seek_max) * 2u,
+			       CFQ_SMALL(cd, back_seek_penalty));
 }
 
 /*
@@ -989,17 +995,17 @@ static int cfq_may_dispatch(const struct elv_queue *q, const struct cfq_data *cd
 		return 0;
 	if (cd->rq_in_flight[1] && !cfqq_sync(cq))
 		return 0;
-	max_dispatch = cq->cls == CFQ_IDLE ? 1 : cfq_max64(cd->quantum / 2, 1);
+	max_dispatch = cq->cls == CFQ_IDLE ? 1 : cfq_max64(CFQ_SMALL(cd, quantum) / 2, 1);
 	if (cq->dispatched >= max_dispatch) {
 		if (cq->cls == CFQ_IDLE)
 			return 0;
 		promote = cfqq_sync(cq) && cd->busy_sync_queues == 1;
 		if (cd->busy_queues > 1 && cfq_slice_used_soon(cd, cq, now) && !promote)
 			return 0;
-		max_dispatch = (cd->busy_queues == 1 || promote) ? INT64_MAX : cd->quantum;
+		max_dispatch = cd->busy_queues == 1 || promote ? INT64_MAX : CFQ_SMALL(cd, quantum);
 	}
 	/* low_latency: async depth ramps up with the time since sync I/O was last late */
-	if (!cfqq_sync(cq) && cd->low_latency) {
+	if (!cfqq_sync(cq) && CFQ_SMALL(cd, low_latency)) {
 		depth = cd->slice_sync ? (int64_t)elv_div64(now - cd->last_delayed_sync,
 							     (uint64_t)cd->slice_sync)
 				       : max_dispatch;
@@ -1395,8 +1401,8 @@ static struct elv_request *cfq_dispatch(struct elv_queue *q, uint64_t now, int f
 	cfq_dispatch_insert(cd, cq, rq);
 	/* async queues get a request budget; IDLE queues one request per turn */
 	if (cd->busy_queues > 1 &&
-	    ((!cfqq_sync(cq) &&
-	      cq->slice_dispatch >= 2 * (uint64_t)cd->slice_async_rq * (CFQ_LEVELS - cq->level)) ||
+	    ((!cfqq_sync(cq) && cq->slice_dispatch >= 2u * CFQ_SMALL(cd, slice_async_rq) *
+							   (CFQ_LEVELS - cq->level)) ||
 	     cq->cls == CFQ_IDLE)) {
 		cq->slice_end = now + 1;
 		cd->stat[CFQ_ST_ASYNC_BUDGET] += cq->cls != CFQ_IDLE;
@@ -1546,117 +1552,94 @@ static void cfq_stats(const struct elv_queue *q, uint64_t *vals)
 			return ELV_EINVAL;                                                 \
 	} while (0)
 
-static int cfq_check_queue(const struct elv_queue *q, const struct cfq_data *cd,
-			   const struct cfq_queue *cq)
+/*
+ * A busy queue found on tree @i: its place, its requests in sector and arrival order, and its
+ * position-tree filing. Returns 1 when it should be linked in a position tree now, 0 when not.
+ */
+static int cfq_check_queue(const struct cfq_data *cd, const struct cfq_queue *cq, unsigned i)
 {
 	const struct elv_request *rq, *prev = NULL;
 	const struct elv_list *l;
 	uint32_t n = 0, meta = 0;
-	int next_seen = 0;
+	int next_seen = 0, want;
 
-	CFQ_CHECK(elv_rb_check(&cq->sort_list) == 0);
+	/* the idle window may flip on a tree; the queue moves at its next re-sort */
+	CFQ_CHECK(cq->st == &cd->st[i] && (cq->flags & CFQQ_ON_RR) && i / 3 == cq->cls &&
+		  (i == CFQ_NR_ST - 1 || (i % 3 == CFQ_ASYNC) == !cfqq_sync(cq)));
+	CFQ_CHECK((cq->queued || cq == cd->active) && elv_rb_check(&cq->sort_list) == 0);
 	for (rq = elv_sort_first(&cq->sort_list); rq; rq = elv_sort_next(rq)) {
-		CFQ_CHECK(!prev || prev->sector <= rq->sector);
-		CFQ_CHECK(cfq_rq_queue((struct cfq_data *)cd, rq) == cq);
+		CFQ_CHECK((!prev || prev->sector <= rq->sector) &&
+			  cfq_rq_queue((struct cfq_data *)(uintptr_t)cd, rq) == cq);
 		next_seen |= rq == cq->next_rq;
 		meta += (rq->flags & ELV_RQ_META) != 0;
 		prev = rq;
 		n++;
 	}
-	CFQ_CHECK(n == cq->queued && meta == cq->prio_pending);
-	CFQ_CHECK(n ? next_seen : cq->next_rq == NULL);
-	n = 0;
+	CFQ_CHECK(n == cq->queued && meta == cq->prio_pending && (n ? next_seen : !cq->next_rq));
 	prev = NULL;
-	for (l = cq->fifo.next; l != &cq->fifo; l = l->next) {
+	for (l = cq->fifo.next; l != &cq->fifo; l = l->next, n--) {
 		rq = elv_list_rq(l);
-		CFQ_CHECK(!prev || !cfq_before(rq->ELV_PRIVATE(time), prev->ELV_PRIVATE(time)));
+		CFQ_CHECK(n &&
+			  (!prev || !cfq_before(rq->ELV_PRIVATE(time), prev->ELV_PRIVATE(time))));
 		prev = rq;
-		n++;
 	}
-	CFQ_CHECK(n == cq->queued);
-	CFQ_CHECK(((cq->flags & CFQQ_ON_RR) != 0) == (cq->st != NULL));
-	CFQ_CHECK(!cq->queued || cq->st);
-	CFQ_CHECK(!cq->st || cq->queued || cq == cd->active);
-	/* on a tree of its class */
-	CFQ_CHECK(!cq->st || cfq_st_idx(cd, cq->st) / 3 == cq->cls);
-	(void)q;
-	return 0;
-}
-
-static int cfq_check_tree(const struct cfq_data *cd, unsigned i, uint32_t *busy, uint32_t *sync)
-{
-	const struct cfq_st *st = &cd->st[i];
-	const struct elv_rb_node *n;
-	const struct cfq_queue *cq, *prev = NULL;
-	uint32_t cnt = 0;
-
-	CFQ_CHECK(elv_rb_check(&st->rb) == 0);
-	for (n = st->rb.first; n; n = elv_rb_next(n)) {
-		cq = cfq_st_queue(n);
-		CFQ_CHECK(cq->st == st && (cq->flags & CFQQ_ON_RR));
-		CFQ_CHECK(!prev || !cfq_before(cq->rb_key, prev->rb_key));
-		/* the idle window may flip on a tree; the queue moves at its next re-sort */
-		CFQ_CHECK(i == CFQ_NR_ST - 1 ? cq->cls == CFQ_IDLE
-					     : (i % 3 == CFQ_ASYNC) == !cfqq_sync(cq));
-		*sync += (uint32_t)cfqq_sync(cq);
-		prev = cq;
-		cnt++;
-	}
-	CFQ_CHECK(cnt == st->count);
-	*busy += cnt;
-	return 0;
+	CFQ_CHECK(!n);
+	/* filed where its next request says; a dirty one is linked before the next lookup */
+	want = cfqq_sync(cq) && cq->cls != CFQ_IDLE && cq->next_rq;
+	CFQ_CHECK(cq->p_root == (want ? &cd->pos_tree[cq->level] : NULL) &&
+		  (!want || cq->p_key == cq->next_rq->sector));
+	return want && !(cq->flags & CFQQ_POS_DIRTY);
 }
 
 static int cfq_check(const struct elv_queue *q)
 {
 	const struct cfq_data *cd = cfq_data(q);
-	const struct cfq_queue *cq;
-	uint32_t busy = 0, sync = 0, queued = 0, inflight = 0, filed = 0, expect_filed = 0;
+	const struct cfq_queue *cq = NULL, *prev;
 	const struct elv_rb_node *n;
-	unsigned t;
-	int err, want;
+	uint32_t busy = 0, sync = 0, queued = 0, inflight = 0, filed = 0, cnt;
+	unsigned i;
+	int r;
 
-	for (t = 0; t < CFQ_NR_ST; t++)
-		if ((err = cfq_check_tree(cd, t, &busy, &sync)) != 0)
-			return err;
-	CFQ_CHECK(busy == cd->busy_queues && sync == cd->busy_sync_queues);
-	for (cq = cfq_iter_next(cd, NULL); cq; cq = cfq_iter_next(cd, cq)) {
-		if ((err = cfq_check_queue(q, cd, cq)) != 0)
-			return err;
-		queued += cq->queued;
+	for (i = 0; i < CFQ_NR_ST; i++) {
+		CFQ_CHECK(elv_rb_check(&cd->st[i].rb) == 0);
+		for (n = cd->st[i].rb.first, prev = NULL, cnt = 0; n; n = elv_rb_next(n), cnt++) {
+			cq = cfq_st_queue(n);
+			CFQ_CHECK(!prev || !cfq_before(cq->rb_key, prev->rb_key));
+			if ((r = cfq_check_queue(cd, cq, i)) < 0)
+				return r;
+			filed += (uint32_t)r;
+			sync += (uint32_t)cfqq_sync(cq);
+			queued += cq->queued;
+			prev = cq;
+		}
+		CFQ_CHECK(cnt == cd->st[i].count);
+		busy += cnt;
 	}
-	CFQ_CHECK(queued == cd->rq_queued);
-	for (t = 0; t < CFQ_LEVELS; t++) {
-		CFQ_CHECK(elv_rb_check(&cd->pos_tree[t]) == 0);
-		for (n = cd->pos_tree[t].first; n; n = elv_rb_next(n)) {
+	CFQ_CHECK(busy == cd->busy_queues && sync == cd->busy_sync_queues &&
+		  queued == cd->rq_queued);
+	/* every clean queue linked in a position tree is one expected there */
+	for (i = 0; i < CFQ_LEVELS; i++) {
+		CFQ_CHECK(elv_rb_check(&cd->pos_tree[i]) == 0);
+		for (n = cd->pos_tree[i].first; n; n = elv_rb_next(n)) {
 			cq = cfq_pos_queue(n);
-			CFQ_CHECK(cq->p_linked == &cd->pos_tree[t]);
+			CFQ_CHECK(cq->p_linked == &cd->pos_tree[i]);
 			if (cq->flags & CFQQ_POS_DIRTY)
 				continue;
-			CFQ_CHECK(cq->p_root == cq->p_linked && cq->level == t);
-			CFQ_CHECK((cq->flags & CFQQ_ON_RR) && cq->next_rq);
-			filed++;
+			CFQ_CHECK(cq->p_root == cq->p_linked && cq->level == i &&
+				  (cq->flags & CFQQ_ON_RR) && cq->next_rq);
+			filed--;
 		}
 	}
-	/* every busy queue is filed where its next request says; dirty ones are linked later */
-	for (cq = cfq_iter_next(cd, NULL); cq; cq = cfq_iter_next(cd, cq)) {
-		want = cfqq_sync(cq) && cq->cls != CFQ_IDLE && cq->next_rq;
-		CFQ_CHECK(cq->p_root == (want ? &cd->pos_tree[cq->level] : NULL));
-		CFQ_CHECK(!want || cq->p_key == cq->next_rq->sector);
-		expect_filed += want && !(cq->flags & CFQQ_POS_DIRTY);
-	}
-	CFQ_CHECK(filed == expect_filed);
+	CFQ_CHECK(filed == 0);
 	for (cq = cd->pos_dirty; cq; cq = cq->p_next)
 		CFQ_CHECK(cq->flags & CFQQ_POS_DIRTY);
-	for (t = 0; t < CFQ_NR_ASYNC; t++) {
-		cq = &cd->async_q[t];
-		CFQ_CHECK(cq->st || !cq->queued);
-		inflight += cq->dispatched;
+	for (i = 0; i < CFQ_NR_ASYNC; i++) {
+		CFQ_CHECK(cd->async_q[i].st || !cd->async_q[i].queued);
+		inflight += cd->async_q[i].dispatched;
 	}
-	CFQ_CHECK(inflight == cd->rq_in_flight[0]);
-	CFQ_CHECK(!cd->active || (cd->active->flags & CFQQ_ON_RR));
-	CFQ_CHECK((cd->idle_end != ELV_TIME_NEVER) ==
-		  (cd->active && (cd->active->flags & CFQQ_WAIT_REQUEST)));
+	cq = cd->active;
+	CFQ_CHECK(inflight == cd->rq_in_flight[0] && (!cq || (cq->flags & CFQQ_ON_RR)));
+	CFQ_CHECK((cd->idle_end != ELV_TIME_NEVER) == (cq && (cq->flags & CFQQ_WAIT_REQUEST)));
 	CFQ_CHECK(!elv_is_idling(q) || cd->idle_end != ELV_TIME_NEVER);
 	return 0;
 }
