@@ -488,7 +488,7 @@ static void cfq_pos_flush(struct cfq_data *cd)
 }
 
 /* File a sync queue in its level's position tree under its next request's sector. */
-static void cfq_pos_sync(struct cfq_data *cd, struct cfq_queue *cq)
+static ELV_SPEED_INLINE void cfq_pos_sync(struct cfq_data *cd, struct cfq_queue *cq)
 {
 	struct elv_rb_root *root = NULL;
 
@@ -716,8 +716,9 @@ static int cfq_rq_rank(const struct elv_request *rq)
 	return 2 * elv_rq_is_sync(rq) + ((rq->flags & ELV_RQ_META) != 0);
 }
 
-static struct elv_request *cfq_choose_req(const struct cfq_data *cd, struct elv_request *r1,
-					  struct elv_request *r2, uint64_t last)
+static ELV_SPEED_INLINE struct elv_request *cfq_choose_req(const struct cfq_data *cd,
+							   struct elv_request *r1,
+							   struct elv_request *r2, uint64_t last)
 {
 	int rank;
 
@@ -736,7 +737,8 @@ static struct elv_request *cfq_choose_req(const struct cfq_data *cd, struct elv_
  * Unlink @rq from its queue. If it was the next request, the next one is its neighbour in
  * sector order (the successor wrapping to the lowest sector) cheaper to reach from its start.
  */
-static void cfq_del_rq(struct cfq_data *cd, struct cfq_queue *cq, struct elv_request *rq)
+static ELV_SPEED_INLINE void cfq_del_rq(struct cfq_data *cd, struct cfq_queue *cq,
+					struct elv_request *rq)
 {
 	struct elv_request *prev = NULL, *next;
 	int advance = cq->next_rq == rq;
@@ -1066,7 +1068,8 @@ static CFQ_SHARED void cfq_rq_gone(struct cfq_data *cd, struct cfq_queue *cq,
 	cfq_async_release(rq);
 }
 
-static void cfq_dispatch_insert(struct cfq_data *cd, struct cfq_queue *cq, struct elv_request *rq)
+static ELV_SPEED_INLINE void cfq_dispatch_insert(struct cfq_data *cd, struct cfq_queue *cq,
+						 struct elv_request *rq)
 {
 	/* the head moves on from @rq, even when the FIFO chose it */
 	cq->next_rq = rq;
