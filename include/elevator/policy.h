@@ -241,8 +241,7 @@ ELV_API void elv_rb_insert(struct elv_rb_root *t, struct elv_rb_node *n,
 ELV_API void elv_rb_erase(struct elv_rb_root *t, struct elv_rb_node *n);
 /**
  * @brief Unlink @p n from @p t and rebalance, like elv_rb_erase(), and return the node that
- * followed @p n in order (NULL if it was the last). Cheaper than elv_rb_next() then
- * elv_rb_erase(), which both look for the successor.
+ * followed @p n in order (NULL if it was the last): where an ascending sweep goes on.
  */
 ELV_API struct elv_rb_node *elv_rb_erase_next(struct elv_rb_root *t, struct elv_rb_node *n);
 /** @brief In-order successor, or NULL. */
