@@ -470,5 +470,5 @@ const struct elv_policy elv_policy_deadline = {
 	.dispatch = dl_dispatch,
 	.oldest = dl_oldest,
 	.stats = dl_stats,
-	.check = dl_check,
+	.check = ELV_POLICY_CHECK(dl_check),
 };
