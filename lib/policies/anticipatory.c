@@ -29,8 +29,12 @@
  */
 #if defined(__OPTIMIZE_SIZE__)
 #define AS_FAST 0
+#define AS_SHARED AS_NOINLINE /* helpers with several callers: one copy */
+#define AS_COLD               /* rare work: the compiler places it */
 #else
 #define AS_FAST 1
+#define AS_SHARED ELV_SPEED_INLINE
+#define AS_COLD AS_NOINLINE   /* rare work: kept out of the fast paths */
 #endif
 
 #define AS_NSEC_PER_MS 1000000ull
@@ -131,8 +135,8 @@ struct as_data {
 	uint64_t ghost_time;
 
 	/* Estimates for streams without history (256 == 100%; totals scaled by 256). */
-	uint64_t exit_prob;
-	uint64_t exit_no_coop;
+	uint32_t exit_prob;
+	uint32_t exit_no_coop;
 	uint64_t new_ttime_total;
 	uint64_t new_seek_total;
 
@@ -158,12 +162,18 @@ static struct as_stream *as_st(const struct elv_stream *s)
 }
 
 /* 7/8 history, 1/8 new sample; the 256-based estimates of AS. */
-static uint64_t as_decay(uint64_t old, uint64_t sample)
+static AS_SHARED uint64_t as_decay(uint64_t old, uint64_t sample)
 {
 	return (7u * old + sample) / 8u;
 }
 
-static uint64_t as_dist(uint64_t a, uint64_t b)
+/* The same for the exit estimates, which stay within 0..256. */
+static void as_decay_prob(uint32_t *p, uint32_t sample)
+{
+	*p = (7u * *p + sample) / 8u;
+}
+
+static AS_SHARED uint64_t as_dist(uint64_t a, uint64_t b)
 {
 	return a >= b ? a - b : b - a;
 }
@@ -173,7 +183,7 @@ static uint64_t as_dist(uint64_t a, uint64_t b)
  * division: no 64-bit divide on 32-bit cores. (@x + 1) * @samples cannot overflow once
  * @x < @total + 128, since totals stay below 2^48 and @samples below 256.
  */
-static int as_mean_above(uint64_t total, uint32_t samples, uint64_t x)
+static AS_SHARED int as_mean_above(uint64_t total, uint32_t samples, uint64_t x)
 {
 	uint64_t n = total + 128u;
 
@@ -292,33 +302,36 @@ static struct elv_request *as_fifo_head(const struct as_data *ad, int dir)
 }
 
 /*
- * Has the oldest request of @dir passed its deadline? Looked at no more often than once per
- * expiry period, so a burst of expired requests cannot turn into a storm of seeks.
+ * The oldest request of @dir if it has passed its deadline, else NULL. Looked at no more often
+ * than once per expiry period, so a burst of expired requests cannot turn into a storm of seeks.
  */
-static int as_fifo_expired(struct as_data *ad, int dir, uint64_t now)
+static AS_SHARED struct elv_request *as_fifo_expired(struct as_data *ad, int dir, uint64_t now)
 {
 	struct as_dir *d = &ad->dir[dir];
 	uint64_t expire = (uint64_t)ad->expire[dir];
+	struct elv_request *rq;
 
 	if (as_dist(now, d->last_check_fifo) < expire)
-		return 0;
+		return NULL;
 	d->last_check_fifo = now;
-	return elv_fifo_expired(&d->fifo, now, expire);
+	rq = elv_list_first_rq(&d->fifo);
+	return rq && now >= rq->ELV_PRIVATE(time) && now - rq->ELV_PRIVATE(time) >= expire ? rq
+												: NULL;
 }
 
 /* ---- per-stream history -------------------------------------------------------------- */
 
 /* A stream's first sample also teaches what new streams look like. */
-static AS_NOINLINE void as_learn_new(struct as_data *ad, uint64_t ttime, uint64_t dist)
+static AS_COLD void as_learn_new(struct as_data *ad, uint64_t ttime, uint64_t dist)
 {
 	ad->new_ttime_total = as_decay(ad->new_ttime_total, 256u * ttime);
-	ad->exit_prob = as_decay(ad->exit_prob, 0);
+	as_decay_prob(&ad->exit_prob, 0);
 	ad->new_seek_total =
 		as_decay(ad->new_seek_total, 256u * (dist < AS_SAMPLE_MAX ? dist : AS_SAMPLE_MAX));
 }
 
 /* The seek sample when the distance is past the clamp: the clamp (see as_seek_sample()). */
-static AS_NOINLINE uint64_t as_seek_cap(const struct as_stream *st, uint64_t clamp)
+static AS_COLD uint64_t as_seek_cap(const struct as_stream *st, uint64_t clamp)
 {
 	if (st->samples)
 		clamp += 4u * elv_div64(st->seek_total + 128u, st->samples);
@@ -359,8 +372,8 @@ static ELV_SPEED_INLINE uint64_t as_think_time(const struct elv_queue *q,
 static ELV_SPEED_INLINE void as_sample(struct as_stream *st, uint64_t ttime, uint64_t seek)
 {
 	st->samples = (7u * st->samples + 256u) / 8u;
-	st->ttime_total = (7u * st->ttime_total + 256u * ttime) / 8u;
-	st->seek_total = (7u * st->seek_total + 256u * seek) / 8u;
+	st->ttime_total = as_decay(st->ttime_total, 256u * ttime);
+	st->seek_total = as_decay(st->seek_total, 256u * seek);
 }
 
 /* Learn from a sync request @rq of (or, for cooperators, near) stream @s arriving at @now. */
@@ -411,7 +424,7 @@ static ELV_SPEED_INLINE int as_update_iohist_fast(const struct elv_queue *q,
 static void as_note_gone(struct as_data *ad, const struct elv_stream *s)
 {
 	if (s && as_st(s)->samples == 0)
-		ad->exit_prob = as_decay(ad->exit_prob, 256u);
+		as_decay_prob(&ad->exit_prob, 256u);
 }
 
 /*
@@ -445,7 +458,7 @@ static int as_close_req(const struct as_data *ad, const struct as_stream *st,
 }
 
 /* as_can_break() once the quick answers are out of the way: @s has nothing queued. */
-static AS_NOINLINE unsigned as_can_break_slow(const struct elv_queue *q, struct as_data *ad,
+static AS_COLD unsigned as_can_break_slow(const struct elv_queue *q, struct as_data *ad,
 					      const struct elv_request *rq, uint64_t now)
 {
 	struct elv_stream *s = ad->antic_stream;
@@ -510,7 +523,7 @@ static void as_antic_stop(struct elv_queue *q, struct as_data *ad, uint64_t now,
 }
 
 /* Host time moves on: a window that has passed is a timeout. */
-static AS_NOINLINE void as_tick_wait(struct elv_queue *q, struct as_data *ad, uint64_t now)
+static AS_COLD void as_tick_wait(struct elv_queue *q, struct as_data *ad, uint64_t now)
 {
 	if (now >= as_window_end(ad))
 		as_antic_stop(q, ad, now, AS_STAT_TIMEOUTS);
@@ -523,7 +536,7 @@ static void as_tick(struct elv_queue *q, struct as_data *ad, uint64_t now)
 }
 
 /* The awaited read completed: idle until its stream's next request or the window's end. */
-static AS_NOINLINE void as_wait_next(struct elv_queue *q, struct as_data *ad, uint64_t now)
+static AS_COLD void as_wait_next(struct elv_queue *q, struct as_data *ad, uint64_t now)
 {
 	ad->antic_status = AS_ANTIC_WAIT_NEXT;
 	if (now >= as_window_end(ad))
@@ -536,7 +549,7 @@ static AS_NOINLINE void as_wait_next(struct elv_queue *q, struct as_data *ad, ui
  * Has the awaited stream's read left without completing (requeued, then cancelled or drained)?
  * Then no completion will ever open the window.
  */
-static int as_awaited_gone(const struct elv_queue *q, const struct as_data *ad)
+static AS_SHARED int as_awaited_gone(const struct elv_queue *q, const struct as_data *ad)
 {
 	const struct elv_stream *s = ad->antic_stream;
 
@@ -546,7 +559,7 @@ static int as_awaited_gone(const struct elv_queue *q, const struct as_data *ad)
 }
 
 /* Begin anticipating the awaited stream (dispatch decided to, from OFF). */
-static AS_NOINLINE void as_wait_req(struct elv_queue *q, struct as_data *ad, uint64_t now)
+static AS_COLD void as_wait_req(struct elv_queue *q, struct as_data *ad, uint64_t now)
 {
 	if (as_awaited_gone(q, ad)) {
 		ad->antic_status = AS_ANTIC_FINISHED;
@@ -563,14 +576,14 @@ static AS_NOINLINE void as_wait_req(struct elv_queue *q, struct as_data *ad, uin
  * The awaited stream exited earlier: did somebody else carry on in its area within the
  * window (a cooperator), or not? Feeds the exit estimate used for streams without history.
  */
-static AS_NOINLINE void as_judge_ghost(struct as_data *ad, const struct elv_request *rq,
+static AS_COLD void as_judge_ghost(struct as_data *ad, const struct elv_request *rq,
 				       uint64_t now)
 {
 	int coop = now - ad->ghost_time <= (uint64_t)ad->antic_expire &&
 		   as_dist(rq->sector, ad->dir[ELV_DIR_READ].last_sector) <= AS_CLOSE_BASE;
 
 	ad->ghost = 0;
-	ad->exit_no_coop = as_decay(ad->exit_no_coop, coop ? 0 : 256u);
+	as_decay_prob(&ad->exit_no_coop, coop ? 0 : 256u);
 }
 
 /* ---- batches ------------------------------------------------------------------------- */
@@ -596,15 +609,17 @@ static void as_update_write_batch(struct as_data *ad, uint64_t now)
 		ad->write_batch_count = 1;
 }
 
-/* The previous batch drained: the new one's clock starts. */
+/*
+ * The previous batch drained: the new one's clock starts. (A read batch's end is set again
+ * at its first completion; until then it is not looked at.)
+ */
 static void as_start_batch_clock(struct as_data *ad, uint64_t now)
 {
-	if (ad->batch_dir == ELV_DIR_WRITE) {
-		ad->batch_expires = now + (uint64_t)ad->batch_expire[ELV_DIR_WRITE];
+	ad->batch_expires = now + (uint64_t)ad->batch_expire[ad->batch_dir];
+	if (ad->batch_dir == ELV_DIR_WRITE)
 		ad->write_batch_start = now;
-	} else {
+	else
 		ad->batch_flags |= AS_NEW_BATCH;
-	}
 	ad->batch_flags &= (uint8_t)~AS_CHANGED_BATCH;
 }
 
@@ -617,7 +632,7 @@ static int as_batch_expired(const struct as_data *ad, uint64_t now)
 }
 
 /* A new batch: reads unless the last batch was reads and writes wait. Returns its direction. */
-static AS_NOINLINE int as_new_batch(struct as_data *ad, int reads, int writes, uint64_t now)
+static AS_COLD int as_new_batch(struct as_data *ad, int reads, int writes, uint64_t now)
 {
 	if (reads && !(writes && ad->batch_dir == ELV_DIR_READ)) {
 		if (ad->batch_dir == ELV_DIR_WRITE)
@@ -638,14 +653,12 @@ static AS_NOINLINE int as_new_batch(struct as_data *ad, int reads, int writes, u
 }
 
 /* A completion while a batch changes: the old batch drained, or a read batch's clock starts. */
-static AS_NOINLINE void as_complete_batch(struct elv_queue *q, struct as_data *ad,
+static AS_COLD void as_complete_batch(struct elv_queue *q, struct as_data *ad,
 					  const struct elv_request *rq, uint64_t now)
 {
 	/* The last request of the old batch is done: the new batch starts now. */
-	if ((ad->batch_flags & AS_CHANGED_BATCH) && as_busy(q) == 0) {
+	if ((ad->batch_flags & AS_CHANGED_BATCH) && as_busy(q) == 0)
 		as_start_batch_clock(ad, now);
-		ad->batch_expires = now + (uint64_t)ad->batch_expire[ad->batch_dir];
-	}
 	/* A read batch is timed from its first completed read. */
 	if ((ad->batch_flags & AS_NEW_BATCH) && ad->batch_dir == elv_rq_dir(rq)) {
 		as_update_write_batch(ad, now);
@@ -672,7 +685,7 @@ static void as_init(struct elv_queue *q)
 _Static_assert(AS_WRITE_BATCH_MS / 10 >= 2, "a write batch starts with 2 requests or more");
 
 /* The general add. */
-static AS_NOINLINE void as_add_slow(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+static AS_COLD void as_add_slow(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct as_data *ad = as_of(q);
 	struct as_dir *d = &ad->dir[elv_rq_dir(rq)];
@@ -793,12 +806,12 @@ static struct elv_request *as_oldest(struct elv_queue *q)
 
 /* Hand @rq (of direction @dir) to the device: remember the head, who to anticipate, and the
  * next candidate. */
-static void as_move_to_dispatch(struct elv_queue *q, struct as_data *ad, struct elv_request *rq,
-				int dir, uint64_t now)
+static void as_move_to_dispatch(struct as_data *ad, struct elv_request *rq, int dir)
 {
 	struct as_dir *d = &ad->dir[dir];
 
-	as_antic_stop(q, ad, now, AS_STAT_BREAKS);
+	/* No wait is in progress: forced dispatches end it first, others wait with it. */
+	ELV_ASSERT(!as_waiting(ad));
 	ad->antic_status = AS_ANTIC_OFF;
 	d->last_sector = elv_rq_end(rq);
 	if (dir == ELV_DIR_READ) {
@@ -822,8 +835,8 @@ static struct elv_request *as_select(struct elv_queue *q, struct as_data *ad, ui
 {
 	int reads = ad->dir[ELV_DIR_READ].nr_queued > 0;
 	int writes = ad->dir[ELV_DIR_WRITE].nr_queued > 0;
-	int dir, expired = 0, checked = 0;
-	struct elv_request *rq;
+	int dir;
+	struct elv_request *rq, *expired = NULL;
 
 	*wait = 0;
 	/* The old batch left without completing (requeued, then cancelled or drained). */
@@ -842,12 +855,10 @@ static struct elv_request *as_select(struct elv_queue *q, struct as_data *ad, ui
 		/* The batch goes on. */
 		rq = ad->dir[dir].next_rq;
 		if (dir == ELV_DIR_READ && ad->antic_expire > 0) {
-			checked = 1;
-			if (as_fifo_expired(ad, ELV_DIR_READ, now)) {
-				rq = as_fifo_head(ad, ELV_DIR_READ);
-				expired = 1;
+			expired = rq = as_fifo_expired(ad, ELV_DIR_READ, now);
+			if (expired)
 				goto dispatch;
-			}
+			rq = ad->dir[dir].next_rq;
 			if (!force && ad->antic_stream &&
 			    ad->antic_status != AS_ANTIC_FINISHED && !as_can_break(q, ad, rq, now)) {
 				*wait = 1;
@@ -863,14 +874,10 @@ static struct elv_request *as_select(struct elv_queue *q, struct as_data *ad, ui
 	}
 	dir = as_new_batch(ad, reads, writes, now);
 	rq = as_fifo_head(ad, dir);
-	checked = 0;
 
 dispatch:
-	/* (A FIFO looked at above, at this time, would say the same again.) */
-	if (!checked && as_fifo_expired(ad, dir, now)) {
-		rq = as_fifo_head(ad, dir);
-		expired = 1;
-	}
+	if (!expired && (expired = as_fifo_expired(ad, dir, now)) != NULL)
+		rq = expired;
 	if (ad->batch_flags & AS_CHANGED_BATCH) {
 		/* Nothing of the new direction goes while the old batch is on the device. */
 		if (as_busy(q) && !force)
@@ -879,12 +886,12 @@ dispatch:
 	}
 	if (expired)
 		elv_note_expired(q, rq, now);
-	as_move_to_dispatch(q, ad, rq, dir, now);
+	as_move_to_dispatch(ad, rq, dir);
 	return rq;
 }
 
 /* The dispatch decision in general. */
-static AS_NOINLINE struct elv_request *as_dispatch_slow(struct elv_queue *q, struct as_data *ad,
+static AS_COLD struct elv_request *as_dispatch_slow(struct elv_queue *q, struct as_data *ad,
 							uint64_t now, int force)
 {
 	struct elv_request *rq;
@@ -967,9 +974,9 @@ static ELV_SPEED_INLINE void as_complete_stream(struct elv_queue *q, struct as_d
 	}
 }
 
-/* A completion while a window may have passed or a batch changes. */
-static AS_NOINLINE void as_complete_slow(struct elv_queue *q, struct as_data *ad,
-					 const struct elv_request *rq, uint64_t now)
+/* A completion in general. */
+static AS_COLD void as_complete_slow(struct elv_queue *q, struct as_data *ad,
+				     const struct elv_request *rq, uint64_t now)
 {
 	as_tick(q, ad, now);
 	if (ad->batch_flags & (AS_CHANGED_BATCH | AS_NEW_BATCH))
@@ -977,15 +984,16 @@ static AS_NOINLINE void as_complete_slow(struct elv_queue *q, struct as_data *ad
 	as_complete_stream(q, ad, rq, now);
 }
 
+/* The common case inline: no window to time out, no batch change. */
 static void as_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct as_data *ad = as_of(q);
 
-	if (ad->antic_status == AS_ANTIC_WAIT_NEXT ||
-	    (ad->batch_flags & (AS_CHANGED_BATCH | AS_NEW_BATCH)))
-		as_complete_slow(q, ad, rq, now);
-	else
+	if (AS_FAST && ad->antic_status != AS_ANTIC_WAIT_NEXT &&
+	    !(ad->batch_flags & (AS_CHANGED_BATCH | AS_NEW_BATCH)))
 		as_complete_stream(q, ad, rq, now);
+	else
+		as_complete_slow(q, ad, rq, now);
 }
 
 static void as_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
@@ -1062,75 +1070,74 @@ static void as_stats(const struct elv_queue *q, uint64_t *vals)
 
 /* ---- invariants ---------------------------------------------------------------------- */
 
-/*
- * Tree and FIFO of @dir hold the same nr_queued requests of that direction, all queued, the
- * FIFO in arrival order; next_rq is among them (NULL only when there are none). Adds the
- * FIFO's requests that carry a stream to @with_stream.
- */
-static int as_check_dir(const struct as_data *ad, int dir, uint32_t *with_stream)
+/* A request the policy holds: queued, in the tree and FIFO of its direction @dir. */
+static int as_check_rq(const struct elv_request *rq, int dir)
 {
-	const struct as_dir *d = &ad->dir[dir];
-	const struct elv_list *l;
-	const struct elv_request *rq, *prev = NULL;
-	uint32_t n = 0, nt = 0;
-	int next_found = 0;
-
-	if (elv_rb_check(&d->sort))
-		return 1;
-	for (l = d->fifo.next; l != &d->fifo; l = l->next, n++) {
-		rq = elv_list_rq(l);
-		if (l->next->prev != l || rq->ELV_PRIVATE(state) != ELV_RQ_QUEUED ||
-		    elv_rq_dir(rq) != dir || (prev && elv_rq_seq_cmp(prev, rq) > 0))
-			return 1;
-		*with_stream += rq->stream != NULL;
-		prev = rq;
-	}
-	for (rq = elv_sort_first(&d->sort); rq; rq = elv_sort_next(rq), nt++) {
-		if (rq->ELV_PRIVATE(state) != ELV_RQ_QUEUED || elv_rq_dir(rq) != dir)
-			return 1;
-		next_found |= rq == d->next_rq;
-	}
-	return n != d->nr_queued || nt != n || next_found != (n != 0) ||
-	       (n == 0 && d->next_rq != NULL);
+	return rq->ELV_PRIVATE(state) != ELV_RQ_QUEUED || elv_rq_dir(rq) != dir;
 }
 
+/*
+ * Per direction: the tree is sound; tree and FIFO hold the same nr_queued requests of that
+ * direction, all queued, the FIFO in arrival order; next_rq is among them (NULL only when
+ * there are none). Per stream: its queued count is within what it holds, the queued counts
+ * add up to the requests that carry a stream, its averages' weight is sane. Anticipation: a
+ * known state; only this policy idles, and only while waiting for the next request; every
+ * wait begun has ended but the one in progress; a wait for the read on the device has a
+ * stream and no completion yet; idling after a completion has either; the awaited stream is
+ * ours. Batches and estimates in range.
+ */
 static int as_check(const struct elv_queue *q)
 {
 	const struct as_data *ad = as_of(q);
 	const uint64_t *st = ad->stat;
 	uint64_t ended = st[AS_STAT_HITS] + st[AS_STAT_BREAKS] + st[AS_STAT_TIMEOUTS] +
 			 st[AS_STAT_EXITS];
-	int waiting = as_waiting(ad), status = ad->antic_status;
+	int waiting = as_waiting(ad), status = ad->antic_status, dir;
+	uint32_t total = 0, with_stream = 0;
 	const struct elv_list *l;
-	uint32_t with_stream = 0, counted = 0;
 
-	if (as_check_dir(ad, ELV_DIR_READ, &with_stream) ||
-	    as_check_dir(ad, ELV_DIR_WRITE, &with_stream) ||
-	    ad->dir[0].nr_queued + ad->dir[1].nr_queued != elv_queue_nr_queued(q))
+	for (dir = 0; dir < 2; dir++) {
+		const struct as_dir *d = &ad->dir[dir];
+		const struct elv_request *rq, *prev = NULL;
+		uint32_t n = 0, nt = 0;
+		int found = 0;
+
+		if (elv_rb_check(&d->sort))
+			return ELV_EINVAL;
+		for (l = d->fifo.next; l != &d->fifo; l = l->next, n++) {
+			rq = elv_list_rq(l);
+			if (l->next->prev != l || as_check_rq(rq, dir) ||
+			    (prev && elv_rq_seq_cmp(prev, rq) > 0))
+				return ELV_EINVAL;
+			with_stream += rq->stream != NULL;
+			prev = rq;
+		}
+		for (rq = elv_sort_first(&d->sort); rq; rq = elv_sort_next(rq), nt++) {
+			if (as_check_rq(rq, dir))
+				return ELV_EINVAL;
+			found |= rq == d->next_rq;
+		}
+		if (n != d->nr_queued || nt != n || found != (n != 0) || (!n && d->next_rq))
+			return ELV_EINVAL;
+		total += n;
+	}
+	if (total != elv_queue_nr_queued(q))
 		return ELV_EINVAL;
-	/* Per-stream queued counts add up to the requests that carry a stream. */
 	for (l = q->streams.next; l != &q->streams; l = l->next) {
 		const struct elv_stream *s = elv_container_of(l, struct elv_stream, link);
 		const struct as_stream *as = as_st(s);
 
 		if (as->nr_queued > s->ELV_PRIVATE(nr_rq) || as->samples > 256u)
 			return ELV_EINVAL;
-		counted += as->nr_queued;
+		with_stream -= as->nr_queued;
 	}
-	if (counted != with_stream)
-		return ELV_EINVAL;
-	/* Anticipation: a known state; only this policy idles, and only while waiting for the
-	 * next request; every wait begun has ended but the one in progress; a wait for the
-	 * read on the device has a stream and no completion yet; idling after a completion
-	 * has either; the awaited stream is ours. */
-	if (status > AS_ANTIC_FINISHED || (elv_is_idling(q) && status != AS_ANTIC_WAIT_NEXT) ||
+	if (with_stream || status > AS_ANTIC_FINISHED ||
+	    (elv_is_idling(q) && status != AS_ANTIC_WAIT_NEXT) ||
 	    (waiting && ad->antic_expire == 0) || ended + (uint64_t)waiting != st[AS_STAT_WAITS] ||
 	    (status == AS_ANTIC_WAIT_REQ && (!ad->antic_stream || ad->ioc_finished)) ||
 	    (status == AS_ANTIC_WAIT_NEXT && !ad->ioc_finished && ad->antic_stream) ||
-	    (ad->antic_stream && ad->antic_stream->ELV_PRIVATE(q) != q))
-		return ELV_EINVAL;
-	/* Batches and estimates. */
-	if (ad->batch_dir > ELV_DIR_WRITE ||
+	    (ad->antic_stream && ad->antic_stream->ELV_PRIVATE(q) != q) ||
+	    ad->batch_dir > ELV_DIR_WRITE ||
 	    (ad->batch_flags & (AS_CHANGED_BATCH | AS_NEW_BATCH)) ==
 		    (AS_CHANGED_BATCH | AS_NEW_BATCH) ||
 	    ad->write_batch_count < 1 || ad->current_write_count < 0 || ad->exit_prob > 256u ||
