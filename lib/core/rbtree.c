@@ -56,7 +56,7 @@ static void rb_replace_child(struct elv_rb_root *t, struct elv_rb_node *parent,
 
 /*
  * Rotate @x down to side @dir: y, its child on the other side, takes x's place and colour,
- * and x becomes y's @dir child with colour @color. Every rotation of the fixups below sets
+ * and x becomes y's @dir child with colour @color. Every rotation of the erase fixup sets
  * those two colours, so they are set here with the links.
  */
 static void rb_rotate(struct elv_rb_root *t, struct elv_rb_node *x, unsigned dir, uintptr_t color)
@@ -76,16 +76,42 @@ static void rb_rotate(struct elv_rb_root *t, struct elv_rb_node *x, unsigned dir
 
 /*
  * The end of an insertion: red @n below red @p, on side @dir of black @g, whose other child
- * is black. Out of line, so that the loop that calls it needs no stack frame.
+ * is black. One or two rotations bring the middle one of the three up, black, with the other
+ * two red below it. Out of line, so that the loop that calls it needs no stack frame.
  */
 static RB_NOINLINE void rb_insert_rotate(struct elv_rb_root *t, struct elv_rb_node *n,
 					 struct elv_rb_node *p, struct elv_rb_node *g, unsigned dir)
 {
-	/* An inner grandchild is made the outer one first (both stay red). */
-	if (n != *rb_kid(p, dir))
-		rb_rotate(t, p, dir, RB_RED);
-	/* g's child on side dir takes g's place and its black; g goes down red. */
-	rb_rotate(t, g, !dir, RB_RED);
+	uintptr_t gpc = g->parent_color; /* g's parent, and black */
+	struct elv_rb_node *top = p, *c;
+
+	/* Links are set directly rather than by rb_rotate(): every child that moves is a child
+	 * of red p or n, hence black, so no colour has to be read. */
+	if (n == *rb_kid(p, dir)) {
+		/* Outer grandchild: p comes up, g goes down on its other side. */
+		c = *rb_kid(p, !dir);
+		*rb_kid(g, dir) = c;
+		if (c)
+			c->parent_color = (uintptr_t)g | RB_BLACK;
+	} else {
+		/* Inner grandchild: n comes up between p and g. */
+		c = *rb_kid(n, dir);
+		*rb_kid(p, !dir) = c;
+		if (c)
+			c->parent_color = (uintptr_t)p | RB_BLACK;
+		c = *rb_kid(n, !dir);
+		*rb_kid(g, dir) = c;
+		if (c)
+			c->parent_color = (uintptr_t)g | RB_BLACK;
+		*rb_kid(n, dir) = p;
+		p->parent_color = (uintptr_t)n;
+		top = n;
+	}
+	*rb_kid(top, !dir) = g;
+	/* top takes g's place and its black; g goes down red. */
+	top->parent_color = gpc;
+	g->parent_color = (uintptr_t)top;
+	rb_replace_child(t, (struct elv_rb_node *)(gpc & ~RB_BLACK), g, top);
 }
 
 /*
