@@ -138,7 +138,9 @@ struct cfq_data {
 	uint8_t serving_class;
 	uint8_t serving_type;
 	uint8_t clock_set;
-	uint8_t pad;
+	uint8_t quiet;   /* clock known, no timer armed: cfq_tick() has nothing to do */
+	uint8_t idle_ok; /* idling allowed at all (idle_mode and the device) */
+	uint8_t pad[3];
 	uint32_t busy_queues;
 	uint32_t busy_sync_queues;
 	uint32_t rq_queued;
@@ -311,13 +313,21 @@ static uint8_t cfq_prio_cls(uint8_t norm)
 
 static int cfq_idle_allowed(const struct elv_queue *q, const struct cfq_data *cd)
 {
-	const struct elv_device_traits *dev = &q->cfg.dev;
+	(void)q;
+	return cd->idle_ok;
+}
 
-	if (CFQ_SMALL(cd, idle_mode) == CFQ_IDLE_ALWAYS)
-		return 1;
-	if (CFQ_SMALL(cd, idle_mode) == CFQ_IDLE_NEVER)
-		return 0;
-	return dev->rotational || dev->queue_depth <= 1;
+/* idle_mode or the device decide whether idling is allowed at all: worked out once. */
+static void cfq_tunable_changed(struct elv_queue *q, const struct elv_tunable *t)
+{
+	struct cfq_data *cd = cfq_data(q);
+	const struct elv_device_traits *dev = &q->cfg.dev;
+	uint32_t mode = CFQ_SMALL(cd, idle_mode);
+
+	(void)t;
+	cd->idle_ok = (uint8_t)(mode == CFQ_IDLE_ALWAYS ||
+				(mode != CFQ_IDLE_NEVER &&
+				 (dev->rotational || dev->queue_depth <= 1)));
 }
 
 static int cfq_nonrot(const struct elv_queue *q)
@@ -758,11 +768,18 @@ static ELV_SPEED_INLINE void cfq_del_rq(struct cfq_data *cd, struct cfq_queue *c
 
 /* ---- idling ------------------------------------------------------------------------ */
 
+/* Call after changing clock_set, idle_end or grace_end. */
+static CFQ_SHARED void cfq_timers_changed(struct cfq_data *cd)
+{
+	cd->quiet = cd->clock_set && (cd->grace_end & cd->idle_end) == ELV_TIME_NEVER;
+}
+
 static void cfq_timer_cancel(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
 {
 	if (cd->idle_end == ELV_TIME_NEVER)
 		return;
 	cd->idle_end = ELV_TIME_NEVER;
+	cfq_timers_changed(cd);
 	if (cd->active)
 		cd->active->flags &= (uint16_t)~CFQQ_WAIT_REQUEST;
 	elv_idle_stop(q, now);
@@ -809,6 +826,7 @@ static void cfq_arm_slice_timer(struct elv_queue *q, struct cfq_data *cd, uint64
 		return;
 	cq->flags |= CFQQ_WAIT_REQUEST;
 	cd->idle_end = now + (uint64_t)(group ? cd->group_idle : cd->slice_idle);
+	cd->quiet = 0;
 	cfq_count(cd, CFQ_ST_IDLE_WAITS);
 	elv_idle_start(q, now);
 }
@@ -915,9 +933,11 @@ static struct cfq_queue *cfq_get_next_queue(struct cfq_data *cd, uint64_t now)
 		grace = cd->last_end_busy + (uint64_t)CFQ_IDLE_GRACE;
 		if (cfq_before(now, grace)) {
 			cd->grace_end = grace;
+			cd->quiet = 0;
 			return NULL;
 		}
 	}
+	cfq_timers_changed(cd);
 	return cfq_st_queue(cfq_st_for(cd, cd->serving_class, cd->serving_type)->rb.first);
 }
 
@@ -1147,12 +1167,13 @@ static void cfq_tick_slow(struct elv_queue *q, struct cfq_data *cd, uint64_t now
 	}
 	if (cd->idle_end != ELV_TIME_NEVER && !cfq_before(now, cd->idle_end))
 		cfq_idle_timer(q, cd);
+	cfq_timers_changed(cd);
 }
 
 /* Usually there is nothing to do: no timer armed, clock known. */
 static inline void cfq_tick(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
 {
-	if (ELV_UNLIKELY(!cd->clock_set || (cd->grace_end & cd->idle_end) != ELV_TIME_NEVER))
+	if (ELV_UNLIKELY(!cd->quiet))
 		cfq_tick_slow(q, cd, now);
 }
 
@@ -1269,6 +1290,7 @@ static void cfq_init(struct elv_queue *q)
 	if (elv_stats(q, &st) == 0)
 		cd->epoch = st.added + st.dispatched[0] + st.dispatched[1] + st.requeued + 1;
 	cd->serving_type = CFQ_SYNC_NOIDLE;
+	cfq_tunable_changed(q, NULL);
 }
 
 static void cfq_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
@@ -1644,6 +1666,7 @@ static int cfq_check(const struct elv_queue *q)
 	CFQ_CHECK(inflight == cd->rq_in_flight[0] && (!cq || (cq->flags & CFQQ_ON_RR)));
 	CFQ_CHECK((cd->idle_end != ELV_TIME_NEVER) == (cq && (cq->flags & CFQQ_WAIT_REQUEST)));
 	CFQ_CHECK(!elv_is_idling(q) || cd->idle_end != ELV_TIME_NEVER);
+	CFQ_CHECK(cd->quiet == (cd->clock_set && (cd->grace_end & cd->idle_end) == ELV_TIME_NEVER));
 	return 0;
 }
 
@@ -1698,6 +1721,7 @@ const struct elv_policy elv_policy_cfq = {
 	.stat_names = cfq_stat_names,
 	.nr_stats = CFQ_NR_STATS,
 	.init = cfq_init,
+	.tunable_changed = cfq_tunable_changed,
 	.add = cfq_add,
 	.remove = cfq_remove,
 	.merged = cfq_merged,
