@@ -1191,5 +1191,5 @@ const struct elv_policy elv_policy_anticipatory = {
 	.stream_exit = as_stream_exit,
 	.tunable_changed = as_tunable_changed,
 	.stats = as_stats,
-	.check = as_check,
+	.check = ELV_POLICY_CHECK(as_check),
 };
