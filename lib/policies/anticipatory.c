@@ -634,22 +634,22 @@ static int as_batch_expired(const struct as_data *ad, uint64_t now)
 /* A new batch: reads unless the last batch was reads and writes wait. Returns its direction. */
 static AS_COLD int as_new_batch(struct as_data *ad, int reads, int writes, uint64_t now)
 {
-	if (reads && !(writes && ad->batch_dir == ELV_DIR_READ)) {
-		if (ad->batch_dir == ELV_DIR_WRITE)
-			ad->batch_flags |= AS_CHANGED_BATCH;
-		ad->batch_dir = ELV_DIR_READ;
-		ad->stat[AS_STAT_READ_BATCHES]++;
-	} else {
-		if (ad->batch_dir == ELV_DIR_READ)
-			ad->batch_flags = (uint8_t)((ad->batch_flags | AS_CHANGED_BATCH) &
-						    ~AS_NEW_BATCH);
-		ad->batch_dir = ELV_DIR_WRITE;
+	int dir = reads && !(writes && ad->batch_dir == ELV_DIR_READ) ? ELV_DIR_READ
+								       : ELV_DIR_WRITE;
+
+	/* A change of direction waits for the old batch to drain; a write batch has no read
+	 * batch clock to start, and its size is counted down from the tuned one. */
+	if (dir != ad->batch_dir)
+		ad->batch_flags = (uint8_t)((ad->batch_flags | AS_CHANGED_BATCH) &
+					    ~(dir == ELV_DIR_WRITE ? AS_NEW_BATCH : 0u));
+	if (dir == ELV_DIR_WRITE) {
 		ad->current_write_count = ad->write_batch_count;
 		ad->batch_flags &= (uint8_t)~AS_WB_IDLED;
-		ad->stat[AS_STAT_WRITE_BATCHES]++;
 	}
-	ad->dir[ad->batch_dir].last_check_fifo = now;
-	return ad->batch_dir;
+	ad->batch_dir = (uint8_t)dir;
+	ad->stat[AS_STAT_READ_BATCHES + dir]++;
+	ad->dir[dir].last_check_fifo = now;
+	return dir;
 }
 
 /* A completion while a batch changes: the old batch drained, or a read batch's clock starts. */
@@ -852,25 +852,22 @@ static struct elv_request *as_select(struct elv_queue *q, struct as_data *ad, ui
 		return NULL;
 
 	if (!(reads && writes && as_batch_expired(ad, now))) {
-		/* The batch goes on. */
+		/* The batch goes on, unless a read is overdue or the last reader is awaited. */
 		rq = ad->dir[dir].next_rq;
-		if (dir == ELV_DIR_READ && ad->antic_expire > 0) {
-			expired = rq = as_fifo_expired(ad, ELV_DIR_READ, now);
-			if (expired)
-				goto dispatch;
-			rq = ad->dir[dir].next_rq;
-			if (!force && ad->antic_stream &&
-			    ad->antic_status != AS_ANTIC_FINISHED && !as_can_break(q, ad, rq, now)) {
-				*wait = 1;
-				return NULL;
-			}
+		if (dir == ELV_DIR_READ && ad->antic_expire > 0 &&
+		    !(expired = as_fifo_expired(ad, ELV_DIR_READ, now)) && !force &&
+		    ad->antic_stream && ad->antic_status != AS_ANTIC_FINISHED &&
+		    !as_can_break(q, ad, rq, now)) {
+			*wait = 1;
+			return NULL;
 		}
-		if (rq) {
+		if (expired)
+			rq = expired;
+		else if (rq && !writes)
 			/* With no writes waiting the read batch never runs out. */
-			if (reads && !writes)
-				ad->batch_expires = now + (uint64_t)ad->batch_expire[ELV_DIR_READ];
+			ad->batch_expires = now + (uint64_t)ad->batch_expire[ELV_DIR_READ];
+		if (rq)
 			goto dispatch;
-		}
 	}
 	dir = as_new_batch(ad, reads, writes, now);
 	rq = as_fifo_head(ad, dir);
