@@ -67,7 +67,12 @@ static ELV_SPEED_INLINE void elv_join(struct elv_queue *q, struct elv_request *k
 		p->remove(q, gone);
 		q->nr_queued--;
 	}
-	(&q->stats.merged_back)[kind - ELV_MERGE_BACK]++;
+	if (kind == ELV_MERGE_BACK)
+		q->stats.merged_back++;
+	else if (kind == ELV_MERGE_FRONT)
+		q->stats.merged_front++;
+	else
+		q->stats.merged_req++;
 	elv_trace(q, ELV_TRACE_MERGE, keep, gone, (uint64_t)kind, q->now);
 	elv_rq_release(q, gone);
 	if (q->cfg.merge)
@@ -86,13 +91,6 @@ static ELV_SPEED_INLINE void elv_join(struct elv_queue *q, struct elv_request *k
 	if (kind != ELV_MERGE_REQ && p->merged)
 		p->merged(q, keep, kind, NULL);
 }
-
-_Static_assert(offsetof(struct elv_stats, merged_front) ==
-			       offsetof(struct elv_stats, merged_back) + sizeof(uint64_t) &&
-		       offsetof(struct elv_stats, merged_req) ==
-			       offsetof(struct elv_stats, merged_back) + 2 * sizeof(uint64_t) &&
-		       ELV_MERGE_FRONT == ELV_MERGE_BACK + 1 && ELV_MERGE_REQ == ELV_MERGE_BACK + 2,
-	       "merge counters are indexed by merge kind");
 
 /*
  * @rq absorbed a new request at its end (BACK) or start (FRONT): it may now touch a queued

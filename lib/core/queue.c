@@ -63,20 +63,19 @@ static int elv_tunables_ok(const struct elv_policy *p)
 {
 	const struct elv_tunable *t = p->tunables;
 	const struct elv_tunable *end;
-	uint64_t mag;
+	uint64_t lo, hi;
 
 	if (!p->nr_tunables)
 		return 1;
 	if (!t)
 		return 0;
 	for (end = t + p->nr_tunables; t < end; t++) {
-		/* The largest |value| accepted. */
-		mag = t->max > 0 ? (uint64_t)t->max : 0;
-		if (t->min < 0 && 0 - (uint64_t)t->min > mag)
-			mag = 0 - (uint64_t)t->min;
+		/* The largest |value| accepted is the larger of |min| and |max|. */
+		lo = t->min < 0 ? 0 - (uint64_t)t->min : 0;
+		hi = t->max > 0 ? (uint64_t)t->max : 0;
 		if (!t->name || t->scale == 0 || (t->offset & 7u) ||
 		    (size_t)t->offset + sizeof(int64_t) > p->data_size || t->min > t->def ||
-		    t->def > t->max || elv_scale_overflows(mag, t->scale))
+		    t->def > t->max || elv_scale_overflows(lo > hi ? lo : hi, t->scale))
 			return 0;
 	}
 	return 1;
