@@ -1064,29 +1064,34 @@ static void cfq_stamp(const struct cfq_data *cd, struct cfq_queue *cq, struct el
 	rq->ELV_PRIVATE(rb).right = (struct elv_rb_node *)(void *)(uintptr_t)cd;
 }
 
-/* The queue of an in-flight request this instance counts, or NULL; the stamp is cleared. */
-static struct cfq_queue *cfq_unstamp(const struct cfq_data *cd, struct elv_request *rq)
-{
-	struct elv_rb_node *n = &rq->ELV_PRIVATE(rb);
-	struct cfq_queue *cq = cfq_rq_queue((struct cfq_data *)(uintptr_t)cd, rq);
-
-	if (n->parent_color != (uintptr_t)cd->epoch || n->left != (void *)cq ||
-	    n->right != (const void *)cd || !cq->dispatched)
-		return NULL;
-	n->parent_color = 0;
-	n->left = NULL;
-	n->right = NULL;
-	return cq;
-}
-
 /* A request leaves our in-flight count (completed, or taken back by the core). */
-static CFQ_SHARED void cfq_rq_gone(struct cfq_data *cd, struct cfq_queue *cq,
+static void cfq_rq_gone(struct cfq_data *cd, struct cfq_queue *cq,
 				    const struct elv_request *rq)
 {
 	cq->dispatched--;
 	cd->rq_in_flight[cfqq_sync(cq)]--;
 	cfq_async_release(rq);
 }
+
+/*
+ * The queue of a dispatched request. If this instance counts it as in flight (its stamp is
+ * ours), it stops counting it and clears the stamp.
+ */
+static struct cfq_queue *cfq_unstamp(struct cfq_data *cd, struct elv_request *rq)
+{
+	struct elv_rb_node *n = &rq->ELV_PRIVATE(rb);
+	struct cfq_queue *cq = cfq_rq_queue(cd, rq);
+
+	if (n->parent_color == (uintptr_t)cd->epoch && n->left == (void *)cq &&
+	    n->right == (const void *)cd && cq->dispatched) {
+		n->parent_color = 0;
+		n->left = NULL;
+		n->right = NULL;
+		cfq_rq_gone(cd, cq, rq);
+	}
+	return cq;
+}
+
 
 static ELV_SPEED_INLINE void cfq_dispatch_insert(struct cfq_data *cd, struct cfq_queue *cq,
 						 struct elv_request *rq)
@@ -1278,11 +1283,13 @@ static void cfq_init(struct elv_queue *q)
 	struct elv_stats st;
 	unsigned i;
 
-	for (i = 0; i < CFQ_NR_ASYNC; i++)
-		cfq_init_queue(&cd->async_q[i],
-			       i < CFQ_NR_ASYNC - 1 ? ELV_PRIO(ELV_PRIO_RT + i / CFQ_LEVELS, i)
-						 : ELV_PRIO(ELV_PRIO_IDLE, CFQ_LEVELS - 1),
-			       0);
+	/* RT levels 0-7, BE levels 0-7, then IDLE (level 7, as cfq_norm_prio() has it) */
+	for (i = 0; i < CFQ_NR_ASYNC; i++) {
+		elv_list_init(&cd->async_q[i].fifo);
+		cd->async_q[i].cls = (uint8_t)(i / CFQ_LEVELS);
+		cd->async_q[i].level = (uint8_t)(i < CFQ_NR_ASYNC - 1 ? i % CFQ_LEVELS
+								     : CFQ_LEVELS - 1);
+	}
 	cd->idle_end = ELV_TIME_NEVER;
 	cd->grace_end = ELV_TIME_NEVER;
 	cd->serving_class = CFQ_BE;
@@ -1457,12 +1464,9 @@ static struct elv_request *cfq_oldest(struct elv_queue *q)
 static void cfq_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct cfq_data *cd = cfq_data(q);
-	struct cfq_queue *cq;
 
 	cfq_tick(q, cd, now);
-	cq = cfq_unstamp(cd, rq);
-	if (cq)
-		cfq_rq_gone(cd, cq, rq);
+	cfq_unstamp(cd, rq);
 }
 
 /* A lone queue at the end of its slice waits for one more request rather than expiring. */
@@ -1485,12 +1489,8 @@ static void cfq_complete(struct elv_queue *q, struct elv_request *rq, uint64_t n
 	int sync;
 
 	cfq_tick(q, cd, now);
+	/* if dispatched before a switch, or again after a requeue, it was not counted here */
 	cq = cfq_unstamp(cd, rq);
-	/* dispatched before a switch, or again after a requeue: not counted here */
-	if (cq)
-		cfq_rq_gone(cd, cq, rq);
-	else
-		cq = cfq_rq_queue(cd, rq);
 	sync = cfqq_sync(cq);
 	if (cq->cls != CFQ_IDLE)
 		cd->last_end_busy = now;
