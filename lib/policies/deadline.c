@@ -125,6 +125,20 @@ static inline int dl_expired(const struct elv_request *rq, uint64_t now, int64_t
 	return now >= rq->time && now - rq->time >= (uint64_t)expire;
 }
 
+/* Has the oldest request of either FIFO of a level (@lv: its two dl_dir) waited @expire? */
+static inline int dl_head_expired(const struct dl_dir *lv, uint64_t now, int64_t expire)
+{
+	const struct elv_request *rq;
+	unsigned dir;
+
+	for (dir = 0; dir < 2; dir++) {
+		rq = elv_list_first_rq(&lv[dir].fifo);
+		if (rq && dl_expired(rq, now, expire))
+			return 1;
+	}
+	return 0;
+}
+
 /* Take @rq out of tree @i and its FIFO; returns the request after it in sector order. */
 static inline struct elv_request *dl_unlink(struct dl_data *d, unsigned i, struct elv_request *rq)
 {
@@ -297,13 +311,17 @@ static int dl_pick(const struct dl_data *d, unsigned l, uint64_t now, struct dl_
 static DL_NOINLINE struct elv_request *dl_dispatch_slow(struct elv_queue *q, struct dl_data *d,
 						     unsigned busy, uint64_t now)
 {
+	int64_t aging = d->prio_aging_expire;
 	struct dl_pick p;
 	unsigned l;
 
 	if (busy & (busy - 1)) {
 		for (l = DL_BE; l < DL_NR_LEVELS; l++) {
-			if ((busy & (1u << l)) && dl_pick(d, l, now, &p) &&
-			    dl_expired(p.rq, now, d->prio_aging_expire)) {
+			/* A FIFO's head is its oldest request: when neither head of the level has
+			 * aged (or the level is empty), no pick of it can have, and the probe is
+			 * skipped. */
+			if (dl_head_expired(&d->dir[2 * l], now, aging) && dl_pick(d, l, now, &p) &&
+			    dl_expired(p.rq, now, aging)) {
 				d->stats[DL_ST_AGED]++;
 				goto commit;
 			}
