@@ -711,10 +711,19 @@ static AS_COLD void as_add_slow(struct elv_queue *q, struct elv_request *rq, uin
 		as_antic_stop(q, ad, now, why);
 }
 
+/* The fast add's own part of linking @rq into @d, ending in the tree's insertion. */
+static AS_COLD void as_link_fast(struct as_dir *d, struct elv_request *rq)
+{
+	elv_list_add_tail(&d->fifo, &rq->ELV_PRIVATE(fifo));
+	d->nr_queued++;
+	d->next_rq = d->next_rq ? as_pick(d->last_sector, rq, d->next_rq) : rq;
+	elv_sort_add(&d->sort, rq);
+}
+
 /*
  * The common case inline: no wait in progress, no exited stream to judge, a new arrival
- * (youngest in its FIFO), a plain history update. The tree goes last, so that it is a tail
- * call.
+ * (youngest in its FIFO), a plain history update. The link goes last, so that it and the
+ * tree's insertion are tail calls.
  */
 static void as_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
@@ -736,10 +745,7 @@ static void as_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 		}
 		as_st(s)->nr_queued++;
 	}
-	elv_list_add_tail(&d->fifo, &rq->ELV_PRIVATE(fifo));
-	d->nr_queued++;
-	d->next_rq = d->next_rq ? as_pick(d->last_sector, rq, d->next_rq) : rq;
-	elv_sort_add(&d->sort, rq);
+	as_link_fast(d, rq);
 }
 
 /* The rest of taking @rq out (its tree link is gone already). */
@@ -908,10 +914,46 @@ static AS_COLD struct elv_request *as_dispatch_slow(struct elv_queue *q, struct 
 	}
 }
 
+/* The end of a fast dispatch: @rq of batch direction @d goes to the device. */
+static ELV_SPEED_INLINE struct elv_request *as_dispatch_go(struct as_data *ad, struct as_dir *d,
+							   struct elv_request *rq)
+{
+	d->last_sector = elv_rq_end(rq);
+	ad->ioc_finished = 0;
+	as_unlink(d, rq);
+	return as_take_next(d, rq);
+}
+
+/* A fast dispatch in a read batch that goes on. */
+static ELV_SPEED_INLINE struct elv_request *as_dispatch_read(struct as_data *ad,
+							     struct as_dir *d,
+							     struct elv_request *rq, uint64_t now)
+{
+	/* With no writes waiting the read batch never runs out. */
+	if (!ad->dir[ELV_DIR_WRITE].nr_queued)
+		ad->batch_expires = now + (uint64_t)ad->batch_expire[ELV_DIR_READ];
+	ad->antic_stream = rq->stream;
+	return as_dispatch_go(ad, d, rq);
+}
+
+/*
+ * The fast dispatch when the last reader has nothing queued: the full anticipation test. It
+ * changes nothing when it says wait (the general path then finds things as they were), and
+ * may learn from a cooperator's request when it says go.
+ */
+static AS_COLD struct elv_request *as_dispatch_antic(struct elv_queue *q, struct as_data *ad,
+						     struct as_dir *d, struct elv_request *rq,
+						     uint64_t now)
+{
+	if (!as_can_break_slow(q, ad, rq, now))
+		return as_dispatch_slow(q, ad, now, 0);
+	return as_dispatch_read(ad, d, rq, now);
+}
+
 /*
  * The common case, decided inline: no wait in progress or ending, no batch change, the batch
- * goes on, its FIFO is not due for a look, and the awaited stream (if any) sent this request
- * or has more queued. Anything else goes to the general path before anything changed; this
+ * goes on, its FIFO is not due for a look, and the wait for the last reader (if any) would
+ * not begin. Anything else goes to the general path, which finds things as they were: this
  * one only skips the steps that would do nothing.
  */
 static struct elv_request *as_dispatch(struct elv_queue *q, uint64_t now, int force)
@@ -922,33 +964,29 @@ static struct elv_request *as_dispatch(struct elv_queue *q, uint64_t now, int fo
 	struct elv_stream *s;
 
 	if (!AS_FAST || force || ad->antic_status != AS_ANTIC_OFF ||
-	    (ad->batch_flags & AS_CHANGED_BATCH) || !rq || as_dist(now, d->last_check_fifo) >= (uint64_t)ad->expire[ad->batch_dir])
+	    (ad->batch_flags & AS_CHANGED_BATCH) || !rq ||
+	    as_dist(now, d->last_check_fifo) >= (uint64_t)ad->expire[ad->batch_dir])
 		return as_dispatch_slow(q, ad, now, force);
 	if (ad->batch_dir == ELV_DIR_READ) {
-		s = ad->antic_stream;
-		if ((ad->antic_expire > 0 && s && rq->stream != s && as_st(s)->nr_queued == 0) ||
-		    (ad->dir[ELV_DIR_WRITE].nr_queued && as_batch_expired(ad, now)))
+		if (ad->dir[ELV_DIR_WRITE].nr_queued && as_batch_expired(ad, now))
 			return as_dispatch_slow(q, ad, now, force);
-		/* With no writes waiting the read batch never runs out. */
-		if (!ad->dir[ELV_DIR_WRITE].nr_queued)
-			ad->batch_expires = now + (uint64_t)ad->batch_expire[ELV_DIR_READ];
-		ad->antic_stream = rq->stream;
-	} else {
-		if (ad->dir[ELV_DIR_READ].nr_queued) {
-			if (as_batch_expired(ad, now))
-				return as_dispatch_slow(q, ad, now, force);
-		} else if (ad->current_write_count == 0) {
-			/* A write batch with nothing competing cannot be timed meaningfully. */
-			ad->batch_flags |= AS_WB_IDLED;
-		}
-		ad->antic_stream = NULL;
-		if (ad->current_write_count > 0)
-			ad->current_write_count--;
+		/* The anticipation test last, since it may learn from @rq. */
+		s = ad->antic_stream;
+		if (ad->antic_expire > 0 && s && rq->stream != s && as_st(s)->nr_queued == 0)
+			return as_dispatch_antic(q, ad, d, rq, now);
+		return as_dispatch_read(ad, d, rq, now);
 	}
-	d->last_sector = elv_rq_end(rq);
-	ad->ioc_finished = 0;
-	as_unlink(d, rq);
-	return as_take_next(d, rq);
+	if (ad->dir[ELV_DIR_READ].nr_queued) {
+		if (as_batch_expired(ad, now))
+			return as_dispatch_slow(q, ad, now, force);
+	} else if (ad->current_write_count == 0) {
+		/* A write batch with nothing competing cannot be timed meaningfully. */
+		ad->batch_flags |= AS_WB_IDLED;
+	}
+	ad->antic_stream = NULL;
+	if (ad->current_write_count > 0)
+		ad->current_write_count--;
+	return as_dispatch_go(ad, d, rq);
 }
 
 /* What a completion tells about its stream. */
