@@ -534,6 +534,36 @@ static void test_aging_idle(void **state)
 	th_teardown(&h);
 }
 
+/*
+ * The aging pass judges the request a level would dispatch, not the level's oldest one.
+ * prio_aging_expire 1000 ms. t=0: IDLE write 900. t=999 ms: IDLE reads 100 and 300; one
+ * dispatch: only IDLE is busy, reads win the direction choice -> FIFO head 100, and the sweep
+ * goes on at 300. t=1000 ms: BE read 500. Aging pass: BE 500 is new; IDLE's oldest request
+ * (the write 900) has waited 1000 ms, but IDLE would dispatch 300 (its read batch goes on),
+ * which has waited 1 ms -> nothing aged. BE is served: 500. Then IDLE alone: 300, then the
+ * write 900.
+ */
+static void test_aging_judges_the_pick(void **state)
+{
+	static const uint64_t expect[] = { 100, 500, 300, 900 };
+
+	(void)state;
+	setup_deadline();
+	set_tunable("prio_aging_expire", 1000);
+	th_add_prio(&h, W, 900, 8, ELV_PRIO(ELV_PRIO_IDLE, 0));
+	th_set_time(&h, th_ms(999));
+	th_add_prio(&h, R, 100, 8, ELV_PRIO(ELV_PRIO_IDLE, 0));
+	th_add_prio(&h, R, 300, 8, ELV_PRIO(ELV_PRIO_IDLE, 0));
+	assert_non_null(th_dispatch(&h, 0));
+	assert_int_equal(th_complete_one(&h), 1);
+	th_set_time(&h, th_ms(1000));
+	th_add_prio(&h, R, 500, 8, ELV_PRIO(ELV_PRIO_BE, 4));
+	assert_int_equal(th_run(&h, 100, 0), 3);
+	th_expect_sectors(&h, expect, TH_LEN(expect));
+	assert_int_equal(th_policy_stat(&h, "aged"), 0);
+	th_teardown(&h);
+}
+
 /* ---- dispatch variants, cancel, drain, switch ------------------------------------------------ */
 
 /* Forced dispatch never idles and gives the same order as test_sweep_one_way. */
@@ -795,6 +825,7 @@ int main(void)
 		cmocka_unit_test(test_priority_levels),
 		cmocka_unit_test(test_aging_be_before_rt),
 		cmocka_unit_test(test_aging_idle),
+		cmocka_unit_test(test_aging_judges_the_pick),
 		cmocka_unit_test(test_forced_dispatch),
 		cmocka_unit_test(test_cancel_and_sweep_cache),
 		cmocka_unit_test(test_drain_arrival_order),
