@@ -774,14 +774,20 @@ static CFQ_SHARED void cfq_timers_changed(struct cfq_data *cd)
 	cd->quiet = cd->clock_set && (cd->grace_end & cd->idle_end) == ELV_TIME_NEVER;
 }
 
-static void cfq_timer_cancel(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
+/* Disarm the idle timer (the core's idling state is the caller's business). */
+static void cfq_timer_clear(struct cfq_data *cd)
 {
-	if (cd->idle_end == ELV_TIME_NEVER)
-		return;
 	cd->idle_end = ELV_TIME_NEVER;
 	cfq_timers_changed(cd);
 	if (cd->active)
 		cd->active->flags &= (uint16_t)~CFQQ_WAIT_REQUEST;
+}
+
+static void cfq_timer_cancel(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
+{
+	if (cd->idle_end == ELV_TIME_NEVER)
+		return;
+	cfq_timer_clear(cd);
 	elv_idle_stop(q, now);
 }
 
@@ -1139,19 +1145,20 @@ static void cfq_idle_timer(struct elv_queue *q, struct cfq_data *cd)
 {
 	uint64_t t = cd->idle_end;
 	struct cfq_queue *cq = cd->active;
+	int timed_out = 0;
 
 	cfq_timer_cancel(q, cd, t);
 	if (!cq || (cq->flags & CFQQ_MUST_DISPATCH))
 		return;
 	cfq_count(cd, CFQ_ST_IDLE_TIMEOUTS);
-	if (cfq_slice_used(cq, t)) {
-		cfq_expire(q, cd, 0, t);
-		return;
+	/* slice over: expire; else the stream did not come back: keep the rest of its slice */
+	if (!cfq_slice_used(cq, t)) {
+		if (!cd->busy_queues || cq->queued)
+			return;
+		cq->flags &= (uint16_t)~CFQQ_DEEP;
+		timed_out = 1;
 	}
-	if (!cd->busy_queues || cq->queued)
-		return;
-	cq->flags &= (uint16_t)~CFQQ_DEEP;
-	cfq_expire(q, cd, 1, t);
+	cfq_expire(q, cd, timed_out, t);
 }
 
 /* Bring the policy up to @now: first-call setup and an idle timer that has gone off. */
@@ -1165,11 +1172,8 @@ static void cfq_tick_slow(struct elv_queue *q, struct cfq_data *cd, uint64_t now
 	if (cd->grace_end != ELV_TIME_NEVER && !cfq_before(now, cd->grace_end))
 		cd->grace_end = ELV_TIME_NEVER;
 	/* elv_drain() ends idling behind our back: the wait is over */
-	if (cd->idle_end != ELV_TIME_NEVER && !elv_is_idling(q)) {
-		cd->idle_end = ELV_TIME_NEVER;
-		if (cd->active)
-			cd->active->flags &= (uint16_t)~CFQQ_WAIT_REQUEST;
-	}
+	if (cd->idle_end != ELV_TIME_NEVER && !elv_is_idling(q))
+		cfq_timer_clear(cd);
 	if (cd->idle_end != ELV_TIME_NEVER && !cfq_before(now, cd->idle_end))
 		cfq_idle_timer(q, cd);
 	cfq_timers_changed(cd);
