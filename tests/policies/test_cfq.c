@@ -746,6 +746,55 @@ static int idle_stream(uint8_t prio)
 	return i;
 }
 
+/*
+ * Two waiting streams whose next requests start at the same sector, both close to the head:
+ * when the active stream runs dry the cooperator is the one whose next request was filed
+ * first. Re-filing (here: a nearer request added, then cancelled) makes a queue later.
+ * Returns 'b' or 'c', the stream served as the cooperator.
+ */
+static char coop_tie_winner(int churn)
+{
+	struct sim_io *a, *b, *c, *b2, *x, *y;
+	int sa, sb, sc;
+
+	sim_init(1, 1);
+	sa = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
+	sb = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
+	sc = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
+	a = add_io(sa, ELV_OP_READ, 1000, 0);
+	x = take(0);
+	assert_ptr_equal(x, a);
+	S.now += 1 * MS;
+	b = add_io(sb, ELV_OP_READ, 5000, 0);
+	c = add_io(sc, ELV_OP_READ, 5000, 0);
+	if (churn) {
+		/* nearer to the head: b's queue is filed under 4000, then again under 5000 */
+		b2 = add_io(sb, ELV_OP_READ, 4000, 0);
+		assert_int_equal(elv_cancel(S.q, &b2->rq), 0);
+		check();
+		b2->busy = 0;
+	}
+	S.now += 1 * MS;
+	done(a);
+	x = take(0);
+	assert_true(x == b || x == c);
+	assert_int_equal(pstat("coop_switches"), 1);
+	S.now += 1 * MS;
+	done(x);
+	y = take(1);
+	assert_true(y == (x == b ? c : b));
+	done(y);
+	sim_finish();
+	return x == b ? 'b' : 'c';
+}
+
+static void test_cooperator_ties_go_to_first_filed(void **state)
+{
+	(void)state;
+	assert_int_equal(coop_tie_winner(0), 'b');
+	assert_int_equal(coop_tie_winner(1), 'c');
+}
+
 static void test_requeue(void **state)
 {
 	struct sim_io *a, *b, *x, *y;
@@ -1136,6 +1185,7 @@ int main(void)
 		cmocka_unit_test(test_lone_stream_slices),
 		cmocka_unit_test(test_async_budget_and_sync_preemption),
 		cmocka_unit_test(test_cooperating_streams),
+		cmocka_unit_test(test_cooperator_ties_go_to_first_filed),
 		cmocka_unit_test(test_rt_before_be),
 		cmocka_unit_test(test_idle_class_only_when_others_idle),
 		cmocka_unit_test(test_idling_within_slice_idle),
