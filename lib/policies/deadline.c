@@ -125,18 +125,13 @@ static inline int dl_expired(const struct elv_request *rq, uint64_t now, int64_t
 	return now >= rq->time && now - rq->time >= (uint64_t)expire;
 }
 
-/* Has the oldest request of either FIFO of a level (@lv: its two dl_dir) waited @expire? */
-static inline int dl_head_expired(const struct dl_dir *lv, uint64_t now, int64_t expire)
+/* Did the oldest request of either FIFO of a level (@lv: its two dl_dir) arrive by @t? */
+static inline int dl_head_arrived_by(const struct dl_dir *lv, uint64_t t)
 {
-	const struct elv_request *rq;
-	unsigned dir;
+	const struct elv_request *r = elv_list_first_rq(&lv[0].fifo);
+	const struct elv_request *w = elv_list_first_rq(&lv[1].fifo);
 
-	for (dir = 0; dir < 2; dir++) {
-		rq = elv_list_first_rq(&lv[dir].fifo);
-		if (rq && dl_expired(rq, now, expire))
-			return 1;
-	}
-	return 0;
+	return (r && r->time <= t) || (w && w->time <= t);
 }
 
 /* Take @rq out of tree @i and its FIFO; returns the request after it in sector order. */
@@ -311,17 +306,19 @@ static int dl_pick(const struct dl_data *d, unsigned l, uint64_t now, struct dl_
 static DL_NOINLINE struct elv_request *dl_dispatch_slow(struct elv_queue *q, struct dl_data *d,
 						     unsigned busy, uint64_t now)
 {
-	int64_t aging = d->prio_aging_expire;
+	uint64_t aging = (uint64_t)d->prio_aging_expire, old;
 	struct dl_pick p;
 	unsigned l;
 
-	if (busy & (busy - 1)) {
+	/* Requests that arrived by now - prio_aging_expire have aged (none before that time). */
+	if ((busy & (busy - 1)) && now >= aging) {
+		old = now - aging;
 		for (l = DL_BE; l < DL_NR_LEVELS; l++) {
 			/* A FIFO's head is its oldest request: when neither head of the level has
 			 * aged (or the level is empty), no pick of it can have, and the probe is
 			 * skipped. */
-			if (dl_head_expired(&d->dir[2 * l], now, aging) && dl_pick(d, l, now, &p) &&
-			    dl_expired(p.rq, now, aging)) {
+			if (dl_head_arrived_by(&d->dir[2 * l], old) && dl_pick(d, l, now, &p) &&
+			    p.rq->time <= old) {
 				d->stats[DL_ST_AGED]++;
 				goto commit;
 			}
