@@ -629,15 +629,17 @@ static void cfq_service_tree_add(struct cfq_data *cd, struct cfq_queue *cq, int 
 		cfq_pos_sync(cd, cq);
 	}
 	st = cfq_st_for(cd, cq->cls, cfqq_type(cq));
-	if (cq->cls == CFQ_IDLE) {
-		o = cfq_st_last(st);
-		key = (o && o != cq ? o->rb_key : now) + (uint64_t)CFQ_IDLE_DELAY;
-	} else if (!add_front) {
-		key = now + (uint64_t)cfq_slice_offset(cd, cq) - (uint64_t)cq->slice_resid;
+	key = now;
+	if (cq->cls != CFQ_IDLE && !add_front) {
+		key += (uint64_t)cfq_slice_offset(cd, cq) - (uint64_t)cq->slice_resid;
 		cq->slice_resid = 0;
 	} else {
-		o = cfq_st_queue(st->rb.first);
-		key = (o ? o->rb_key : now) - (uint64_t)CFQ_FRONT_OFFSET;
+		/* IDLE: behind the last queue; to the front: ahead of the first */
+		o = cq->cls == CFQ_IDLE ? cfq_st_last(st) : cfq_st_queue(st->rb.first);
+		if (o && (o != cq || cq->cls != CFQ_IDLE))
+			key = o->rb_key;
+		key += cq->cls == CFQ_IDLE ? (uint64_t)CFQ_IDLE_DELAY
+					   : (uint64_t)0 - (uint64_t)CFQ_FRONT_OFFSET;
 	}
 	if (cq->st) {
 		if (key == cq->rb_key && cq->st == st)
@@ -1352,17 +1354,16 @@ static void cfq_merged(struct elv_queue *q, struct elv_request *rq, enum elv_mer
 		elv_sort_del(&cq->sort_list, rq);
 		elv_sort_add(&cq->sort_list, rq);
 		cq->next_rq = cfq_choose_req(cd, cq->next_rq, rq, cd->last_position);
-		cfq_pos_sync(cd, cq);
-		return;
-	}
-	if (kind != ELV_MERGE_REQ || !next || cfq_rq_queue(cd, next) != cq)
-		return;
-	/* the survivor takes the absorbed request's place in the FIFO if that was older */
-	elv_fifo_inherit(rq, next);
-	if (cq->next_rq == next) {
+	} else {
+		if (kind != ELV_MERGE_REQ || !next || cfq_rq_queue(cd, next) != cq)
+			return;
+		/* the survivor takes the absorbed request's place in the FIFO if that was older */
+		elv_fifo_inherit(rq, next);
+		if (cq->next_rq != next)
+			return;
 		cq->next_rq = rq;
-		cfq_pos_sync(cd, cq);
 	}
+	cfq_pos_sync(cd, cq);
 }
 
 /* Busy queues in tree order, the active one included (it stays on its tree). */
