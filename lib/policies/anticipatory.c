@@ -321,21 +321,24 @@ static AS_SHARED struct elv_request *as_fifo_expired(struct as_data *ad, int dir
 
 /* ---- per-stream history -------------------------------------------------------------- */
 
+/* Samples are capped at 2^40, as elv_avg_add() caps them. */
+static AS_SHARED uint64_t as_capped(uint64_t x)
+{
+	return x < AS_SAMPLE_MAX ? x : AS_SAMPLE_MAX;
+}
+
 /* A stream's first sample also teaches what new streams look like. */
 static AS_COLD void as_learn_new(struct as_data *ad, uint64_t ttime, uint64_t dist)
 {
 	ad->new_ttime_total = as_decay(ad->new_ttime_total, 256u * ttime);
 	as_decay_prob(&ad->exit_prob, 0);
-	ad->new_seek_total =
-		as_decay(ad->new_seek_total, 256u * (dist < AS_SAMPLE_MAX ? dist : AS_SAMPLE_MAX));
+	ad->new_seek_total = as_decay(ad->new_seek_total, 256u * as_capped(dist));
 }
 
-/* The seek sample when the distance is past the clamp: the clamp (see as_seek_sample()). */
+/* The clamp of the seek sample (see as_seek_sample()). */
 static AS_COLD uint64_t as_seek_cap(const struct as_stream *st, uint64_t clamp)
 {
-	if (st->samples)
-		clamp += 4u * elv_div64(st->seek_total + 128u, st->samples);
-	return clamp < AS_SAMPLE_MAX ? clamp : AS_SAMPLE_MAX;
+	return st->samples ? clamp + 4u * elv_div64(st->seek_total + 128u, st->samples) : clamp;
 }
 
 /*
@@ -350,8 +353,8 @@ static ELV_SPEED_INLINE uint64_t as_seek_sample(const struct as_stream *st, uint
 	/* dist < 4 * mean + clamp, tested as mean > (dist - clamp) / 4 */
 	if (dist >= clamp && (st->samples == 0 ||
 			      !as_mean_above(st->seek_total, st->samples, (dist - clamp) / 4u)))
-		return as_seek_cap(st, clamp);
-	return dist < AS_SAMPLE_MAX ? dist : AS_SAMPLE_MAX;
+		dist = as_seek_cap(st, clamp);
+	return as_capped(dist);
 }
 
 /* Think time: only a stream with nothing outstanding was thinking; otherwise it streams. */
