@@ -1043,6 +1043,34 @@ static void test_back_seek_scoring(void **state)
 	sim_finish(sm);
 }
 
+/*
+ * The same rules with the head in the last sectors of the 64-bit sector space: a short seek
+ * back still beats a wrap to sector 0, and a wrap ranks by its own sector, not by how far
+ * past the end of the space it lies.
+ */
+static void test_back_seek_near_top(void **state)
+{
+	struct sim *sm = &S;
+	struct io *x, *back, *low, *wrap;
+
+	(void)state;
+	sim_init(sm, 0);
+	x = add_rq(sm, ELV_OP_READ, NULL, UINT64_MAX - 17);
+	assert_ptr_equal(disp(sm, 0), x);
+	done(sm, x); /* the head is at 2^64 - 10 */
+	low = add_rq(sm, ELV_OP_READ, NULL, 0);
+	back = add_rq(sm, ELV_OP_READ, NULL, UINT64_MAX - 1009);
+	assert_ptr_equal(disp(sm, 0), back); /* 1000 back beats the wrap */
+	done(sm, back);
+	/* The head is at 2^64 - 1002: two wraps, the lower sector first, whichever came first. */
+	wrap = add_rq(sm, ELV_OP_READ, NULL, UINT64_MAX - 3000000);
+	assert_ptr_equal(disp(sm, 0), low);
+	done(sm, low);
+	assert_ptr_equal(disp(sm, 0), wrap);
+	done(sm, wrap);
+	sim_finish(sm);
+}
+
 static void test_merges_and_find_start(void **state)
 {
 	struct sim *sm = &S;
@@ -1233,6 +1261,7 @@ int main(void)
 		cmocka_unit_test(test_drain_before_direction_switch),
 		cmocka_unit_test(test_fifo_checks_rate_limited),
 		cmocka_unit_test(test_back_seek_scoring),
+		cmocka_unit_test(test_back_seek_near_top),
 		cmocka_unit_test(test_merges_and_find_start),
 		cmocka_unit_test(test_write_batch_tuning),
 		cmocka_unit_test(test_live_requeue_cancel_switch),
