@@ -197,9 +197,8 @@ static RB_NOINLINE void rb_erase_fixup(struct elv_rb_root *t, struct elv_rb_node
 			 * far child. */
 			rb_rotate(t, w, !dir, RB_RED);
 			far = w;
-			w = near;
 		}
-		/* Far nephew red: w takes p's place and colour, p and far turn black. */
+		/* Far nephew red: the sibling takes p's place and colour, p and far turn black. */
 		far->parent_color |= RB_BLACK;
 		rb_rotate(t, p, dir, RB_BLACK);
 		return;
