@@ -114,32 +114,31 @@ struct as_dir {
 #define AS_WB_IDLED 4u      /* the write batch ran out of work: do not tune on it */
 
 struct as_data {
+	/* State first: small offsets make short instructions on 32-bit cores. */
+	uint8_t batch_dir;
+	uint8_t batch_flags;  /* AS_CHANGED_BATCH, AS_NEW_BATCH, AS_WB_IDLED */
+	uint8_t antic_status; /* enum as_antic */
+	uint8_t ioc_finished; /* a request of the awaited stream completed */
+	uint8_t ghost;        /* the awaited stream exited; judge the next request */
+	struct elv_stream *antic_stream; /* issuer of the last read dispatched, or NULL */
+	/* Estimates for streams without history (256 == 100%; totals scaled by 256). */
+	uint32_t exit_prob;
+	uint32_t exit_no_coop;
+	uint64_t antic_start; /* completion that opened the window */
+	uint64_t batch_expires;
+	uint64_t write_batch_start;
+	int64_t write_batch_count;   /* self-tuned requests per write batch */
+	int64_t current_write_count; /* left in this write batch */
+
 	/* Tunables, ns, indexed by direction where they come in pairs. */
 	int64_t expire[2];       /* read_expire, write_expire */
 	int64_t batch_expire[2]; /* read_batch_expire, write_batch_expire */
 	int64_t antic_expire;
 
 	struct as_dir dir[2];
-	uint8_t batch_dir;
-	uint8_t batch_flags;  /* AS_CHANGED_BATCH, AS_NEW_BATCH, AS_WB_IDLED */
-	uint8_t antic_status; /* enum as_antic */
-	uint8_t ioc_finished; /* a request of the awaited stream completed */
-	uint8_t ghost;        /* the awaited stream exited; judge the next request */
-	uint64_t batch_expires;
-	uint64_t write_batch_start;
-	int64_t write_batch_count;   /* self-tuned requests per write batch */
-	int64_t current_write_count; /* left in this write batch */
-
-	struct elv_stream *antic_stream; /* issuer of the last read dispatched, or NULL */
-	uint64_t antic_start;            /* completion that opened the window */
 	uint64_t ghost_time;
-
-	/* Estimates for streams without history (256 == 100%; totals scaled by 256). */
-	uint32_t exit_prob;
-	uint32_t exit_no_coop;
 	uint64_t new_ttime_total;
 	uint64_t new_seek_total;
-
 	uint64_t stat[AS_STAT_WBATCH_COUNT];
 };
 
