@@ -7,7 +7,6 @@
 
 struct noop_data {
 	struct elv_list fifo;
-	uint32_t nr;
 };
 
 static struct noop_data *noop_of(const struct elv_queue *q)
@@ -22,21 +21,15 @@ static void noop_init(struct elv_queue *q)
 
 static void noop_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
-	struct noop_data *d = noop_of(q);
-
 	(void)now;
 	/* New requests are the youngest; only a switch or barrier release may re-add older ones. */
-	if (!elv_list_empty(&d->fifo) && elv_rq_seq_cmp(elv_list_rq(d->fifo.prev), rq) > 0)
-		elv_fifo_insert_sorted(&d->fifo, rq);
-	else
-		elv_fifo_add(&d->fifo, rq);
-	d->nr++;
+	elv_fifo_insert_ordered(&noop_of(q)->fifo, rq);
 }
 
 static void noop_remove(struct elv_queue *q, struct elv_request *rq)
 {
+	(void)q;
 	elv_list_del(&rq->fifo);
-	noop_of(q)->nr--;
 }
 
 static struct elv_request *noop_find_start(struct elv_queue *q, uint64_t sector, uint8_t op)
@@ -90,7 +83,7 @@ static int noop_check(const struct elv_queue *q)
 		prev = rq;
 		n++;
 	}
-	return n == d->nr && n == elv_queue_nr_queued(q) ? 0 : ELV_EINVAL;
+	return n == elv_queue_nr_queued(q) ? 0 : ELV_EINVAL;
 }
 
 const struct elv_policy elv_policy_noop = {
