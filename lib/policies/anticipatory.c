@@ -8,9 +8,11 @@
  * Per-stream history (think time, seek distance) lives in the stream's private area. Every
  * hook is O(log n); the state machine advances only when the host calls in with its time.
  *
- * The common cases (no wait in progress, the batch goes on, the awaited stream has work
- * queued) take the short paths; batch changes and the anticipation state machine are out of
- * line.
+ * Per-stream averages are kept as elv_avg_add() keeps them but share one sample weight, and
+ * means are compared by multiplying rather than dividing. The common cases (no wait in
+ * progress or ending, the batch goes on, a plain history update) take exact fast paths when
+ * optimising for speed; the general paths handle everything, and alone make up the code
+ * when optimising for size.
  */
 #include <stddef.h>
 
@@ -242,7 +244,8 @@ static int as_keys_ok(uint64_t last)
 
 /* elv_seek_choose() for two distinct requests, by key: equal keys go to the higher sector,
  * full ties to @a. */
-static ELV_SPEED_INLINE struct elv_request *as_pick(uint64_t last, struct elv_request *a, struct elv_request *b)
+static ELV_SPEED_INLINE struct elv_request *as_pick(uint64_t last, struct elv_request *a,
+						    struct elv_request *b)
 {
 	uint64_t ka = as_key(a->sector, last), kb = as_key(b->sector, last);
 
@@ -270,6 +273,8 @@ static ELV_SPEED_INLINE struct elv_request *as_sort_prev(const struct elv_reques
 {
 	const struct elv_rb_node *n = &rq->ELV_PRIVATE(rb), *p = n->left;
 
+	if (!AS_FAST)
+		return elv_sort_prev(rq);
 	if (p) {
 		while (p->right)
 			p = p->right;
