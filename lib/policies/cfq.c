@@ -198,7 +198,7 @@ static struct cfq_data *cfq_data(const struct elv_queue *q)
 	return elv__data(q);
 }
 
-static CFQ_SHARED struct cfq_stream *cfq_stream(struct elv_stream *s)
+static struct cfq_stream *cfq_stream(struct elv_stream *s)
 {
 	return (struct cfq_stream *)(void *)s->ELV_PRIVATE(priv).u64;
 }
@@ -398,7 +398,7 @@ static CFQ_SHARED void cfq_ttime_sample(struct cfq_ttime *t, uint64_t now, int64
 	elv_avg_add(&t->avg, gap < cap ? gap : cap);
 }
 
-static CFQ_SHARED int cfq_ttime_big(const struct cfq_data *cd, const struct cfq_ttime *t, int group)
+static int cfq_ttime_big(const struct cfq_data *cd, const struct cfq_ttime *t, int group)
 {
 	int64_t lim = group ? cd->group_idle : cd->slice_idle;
 
@@ -407,7 +407,7 @@ static CFQ_SHARED int cfq_ttime_big(const struct cfq_data *cd, const struct cfq_
 	return t->avg.mean > (uint64_t)lim;
 }
 
-static CFQ_SHARED void cfq_update_seek(const struct elv_queue *q, struct cfq_queue *cq,
+static void cfq_update_seek(const struct elv_queue *q, struct cfq_queue *cq,
 			    const struct elv_request *rq)
 {
 	uint64_t d = 0;
@@ -424,7 +424,7 @@ static CFQ_SHARED void cfq_update_seek(const struct elv_queue *q, struct cfq_que
 }
 
 /* Sync queues idle while their stream thinks briefly and reads near where it was. */
-static void cfq_update_idle_window(struct cfq_data *cd, struct cfq_queue *cq)
+static CFQ_SHARED void cfq_update_idle_window(struct cfq_data *cd, struct cfq_queue *cq)
 {
 	const struct cfq_stream *cs;
 	int enable;
@@ -584,7 +584,7 @@ static void cfq_refresh_prio(struct cfq_queue *cq)
 }
 
 /* Lower priorities are filed further in the future; a leftover slice files earlier. */
-static CFQ_SHARED int64_t cfq_slice_offset(const struct cfq_data *cd, const struct cfq_queue *cq)
+static int64_t cfq_slice_offset(const struct cfq_data *cd, const struct cfq_queue *cq)
 {
 	int64_t others = cd->busy_queues ? (int64_t)cd->busy_queues - 1 : 0;
 
@@ -1014,7 +1014,7 @@ static int cfq_slice_used_soon(const struct cfq_data *cd, const struct cfq_queue
 	return cfq_before(cq->slice_end, now + (uint64_t)(cd->slice_idle * cq->dispatched));
 }
 
-static int cfq_may_dispatch(const struct elv_queue *q, const struct cfq_data *cd,
+static CFQ_SHARED int cfq_may_dispatch(const struct elv_queue *q, const struct cfq_data *cd,
 			    const struct cfq_queue *cq, uint64_t now)
 {
 	int64_t max_dispatch, depth;
@@ -1116,7 +1116,8 @@ static ELV_SPEED_INLINE void cfq_dispatch_insert(struct cfq_data *cd, struct cfq
 	cq->flags &= (uint16_t)~CFQQ_MUST_DISPATCH;
 }
 
-static struct cfq_queue *cfq_iter_next(const struct cfq_data *cd, const struct cfq_queue *cq);
+static CFQ_SHARED struct cfq_queue *cfq_iter_next(const struct cfq_data *cd,
+						 const struct cfq_queue *cq);
 
 static struct elv_request *cfq_forced_dispatch(struct elv_queue *q, struct cfq_data *cd,
 					       uint64_t now)
@@ -1367,7 +1368,8 @@ static void cfq_merged(struct elv_queue *q, struct elv_request *rq, enum elv_mer
 }
 
 /* Busy queues in tree order, the active one included (it stays on its tree). */
-static struct cfq_queue *cfq_iter_next(const struct cfq_data *cd, const struct cfq_queue *cq)
+static CFQ_SHARED struct cfq_queue *cfq_iter_next(const struct cfq_data *cd,
+						 const struct cfq_queue *cq)
 {
 	unsigned i;
 	const struct cfq_st *st;
