@@ -162,10 +162,10 @@ static struct as_stream *as_st(const struct elv_stream *s)
 	return (struct as_stream *)(uintptr_t)(const void *)s->ELV_PRIVATE(priv).u64;
 }
 
-/* 7/8 history, 1/8 new sample; the 256-based estimates of AS. */
-static AS_SHARED uint64_t as_decay(uint64_t old, uint64_t sample)
+/* A decaying sum scaled by 256 after sample @x: 7/8 history, 1/8 new sample. */
+static AS_SHARED uint64_t as_decay(uint64_t total, uint64_t x)
 {
-	return (7u * old + sample) / 8u;
+	return (7u * total + 256u * x) / 8u;
 }
 
 /* The same for the exit estimates, which stay within 0..256. */
@@ -255,8 +255,8 @@ static ELV_SPEED_INLINE struct elv_request *as_pick(uint64_t last, struct elv_re
 }
 
 /* elv_seek_choose(a, b, last, AS_MAX_BACK, AS_BACK_PENALTY); inline where speed counts. */
-static ELV_SPEED_INLINE struct elv_request *as_choose(uint64_t last, struct elv_request *a,
-						      struct elv_request *b)
+static AS_SHARED struct elv_request *as_choose(uint64_t last, struct elv_request *a,
+					       struct elv_request *b)
 {
 	if (!AS_FAST || !as_keys_ok(last))
 		return elv_seek_choose(a, b, last, AS_MAX_BACK, AS_BACK_PENALTY);
@@ -334,9 +334,9 @@ static AS_SHARED uint64_t as_capped(uint64_t x)
 /* A stream's first sample also teaches what new streams look like. */
 static AS_COLD void as_learn_new(struct as_data *ad, uint64_t ttime, uint64_t dist)
 {
-	ad->new_ttime_total = as_decay(ad->new_ttime_total, 256u * ttime);
+	ad->new_ttime_total = as_decay(ad->new_ttime_total, ttime);
 	as_decay_prob(&ad->exit_prob, 0);
-	ad->new_seek_total = as_decay(ad->new_seek_total, 256u * as_capped(dist));
+	ad->new_seek_total = as_decay(ad->new_seek_total, as_capped(dist));
 }
 
 /* The clamp of the seek sample (see as_seek_sample()). */
@@ -379,8 +379,8 @@ static ELV_SPEED_INLINE uint64_t as_think_time(const struct elv_queue *q,
 static ELV_SPEED_INLINE void as_sample(struct as_stream *st, uint64_t ttime, uint64_t seek)
 {
 	st->samples = (7u * st->samples + 256u) / 8u;
-	st->ttime_total = as_decay(st->ttime_total, 256u * ttime);
-	st->seek_total = as_decay(st->seek_total, 256u * seek);
+	st->ttime_total = as_decay(st->ttime_total, ttime);
+	st->seek_total = as_decay(st->seek_total, seek);
 }
 
 /* Learn from a sync request @rq of (or, for cooperators, near) stream @s arriving at @now. */
@@ -603,7 +603,7 @@ static void as_update_write_batch(struct as_data *ad, uint64_t now)
 
 	if (wtime > target && !(ad->batch_flags & AS_WB_IDLED)) {
 		if (wtime > 3u * target)
-			ad->write_batch_count /= 2;
+			ad->write_batch_count >>= 1; /* halved: it is never negative */
 		else
 			ad->write_batch_count--;
 	} else if (wtime < target && ad->current_write_count == 0) {
@@ -711,7 +711,7 @@ static AS_COLD void as_add_slow(struct elv_queue *q, struct elv_request *rq, uin
 		as_st(s)->nr_queued++;
 	}
 	elv_sort_add(&d->sort, rq);
-	elv_fifo_insert_ordered(&d->fifo, rq);
+	elv_fifo_insert_sorted(&d->fifo, rq);
 	d->nr_queued++;
 	d->next_rq = as_choose(d->last_sector, rq, d->next_rq);
 	if (as_waiting(ad) && (why = as_can_break(q, ad, rq, now)) != 0)
