@@ -123,10 +123,10 @@ struct cfq_queue {
 
 /* What CFQ keeps in a stream's private area. */
 struct cfq_stream {
-	struct cfq_queue sq;
-	struct cfq_ttime ttime;
 	uint32_t async_held; /* async requests of this stream held (queued or in flight) */
 	uint8_t async_prio;  /* priority its async requests were filed under */
+	struct cfq_queue sq;
+	struct cfq_ttime ttime;
 };
 
 _Static_assert(sizeof(struct cfq_stream) <= sizeof(((struct elv_stream *)0)->ELV_PRIVATE(priv)),
@@ -223,12 +223,12 @@ static int64_t cfq_min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
-/* a * b / c for non-negative values; falls back to microseconds if the product overflows. */
 static CFQ_SHARED void cfq_count(struct cfq_data *cd, unsigned stat)
 {
 	cd->stat[stat]++;
 }
 
+/* a * b / c for non-negative values; falls back to microseconds if the product overflows. */
 static int64_t cfq_muldiv(int64_t a, int64_t b, int64_t c)
 {
 	if (c <= 0 || a <= 0 || b <= 0)
@@ -1444,7 +1444,8 @@ static struct elv_request *cfq_dispatch(struct elv_queue *q, uint64_t now, int f
 							   (CFQ_LEVELS - cq->level)) ||
 	     cq->cls == CFQ_IDLE)) {
 		cq->slice_end = now + 1;
-		cd->stat[CFQ_ST_ASYNC_BUDGET] += cq->cls != CFQ_IDLE;
+		if (cq->cls != CFQ_IDLE)
+			cfq_count(cd, CFQ_ST_ASYNC_BUDGET);
 		cfq_expire(q, cd, 0, now);
 	}
 	return rq;
