@@ -1113,7 +1113,7 @@ static void as_stats(const struct elv_queue *q, uint64_t *vals)
 /* ---- invariants ---------------------------------------------------------------------- */
 
 /* A request the policy holds: queued, in the tree and FIFO of its direction @dir. */
-static int as_check_rq(const struct elv_request *rq, int dir)
+static AS_SHARED int as_check_rq(const struct elv_request *rq, int dir)
 {
 	return rq->ELV_PRIVATE(state) != ELV_RQ_QUEUED || elv_rq_dir(rq) != dir;
 }
@@ -1131,10 +1131,8 @@ static int as_check_rq(const struct elv_request *rq, int dir)
 static int as_check(const struct elv_queue *q)
 {
 	const struct as_data *ad = as_of(q);
-	const uint64_t *st = ad->stat;
-	uint64_t ended = st[AS_STAT_HITS] + st[AS_STAT_BREAKS] + st[AS_STAT_TIMEOUTS] +
-			 st[AS_STAT_EXITS];
-	int waiting = as_waiting(ad), status = ad->antic_status, dir;
+	uint64_t ended = 0;
+	int waiting = as_waiting(ad), status = ad->antic_status, dir, i;
 	uint32_t total = 0, with_stream = 0;
 	const struct elv_list *l;
 
@@ -1173,9 +1171,11 @@ static int as_check(const struct elv_queue *q)
 			return ELV_EINVAL;
 		with_stream -= as->nr_queued;
 	}
+	for (i = AS_STAT_HITS; i <= AS_STAT_EXITS; i++)
+		ended += ad->stat[i];
 	if (with_stream || status > AS_ANTIC_FINISHED ||
 	    (elv_is_idling(q) && status != AS_ANTIC_WAIT_NEXT) ||
-	    (waiting && ad->antic_expire == 0) || ended + (uint64_t)waiting != st[AS_STAT_WAITS] ||
+	    (waiting && ad->antic_expire == 0) || ended + (uint64_t)waiting != ad->stat[AS_STAT_WAITS] ||
 	    (status == AS_ANTIC_WAIT_REQ && (!ad->antic_stream || ad->ioc_finished)) ||
 	    (status == AS_ANTIC_WAIT_NEXT && !ad->ioc_finished && ad->antic_stream) ||
 	    (ad->antic_stream && ad->antic_stream->ELV_PRIVATE(q) != q) ||
