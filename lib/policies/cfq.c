@@ -108,17 +108,21 @@ struct cfq_queue {
 	struct elv_stream *stream;    /* owner of a sync queue, NULL for shared async queues */
 	struct elv_rb_root sort_list; /* queued requests by sector */
 	struct elv_list fifo;         /* queued requests by arrival */
-	struct elv_rb_node p_node;    /* link in a position tree, keyed by next_rq's sector */
-	struct elv_rb_root *p_root;   /* the tree it belongs in, or NULL */
-	struct elv_rb_root *p_linked; /* the tree it is linked in (differs while dirty) */
-	struct cfq_queue *p_next;     /* next on the dirty list */
-	uint64_t p_key;
-	uint64_t p_seq;               /* filing order: ties on p_key go to the earlier */
 	uint64_t rb_key;
 	uint64_t slice_start;
 	uint64_t slice_end;
 	int64_t slice_resid;          /* unused (positive) or overrun slice carried to the key */
 	uint64_t last_request_pos;
+};
+
+/* Filing in a position tree: only streams' (sync) queues are filed, so it is per stream. */
+struct cfq_pos {
+	struct elv_rb_node node;    /* link in a position tree */
+	struct elv_rb_root *root;   /* the tree the queue belongs in, or NULL */
+	struct elv_rb_root *linked; /* the tree it is linked in (differs while dirty) */
+	struct cfq_stream *next;    /* next on the dirty list */
+	uint64_t key;               /* sector of the queue's next request */
+	uint64_t seq;               /* filing order: ties on the key go to the earlier */
 };
 
 /* What CFQ keeps in a stream's private area. */
@@ -127,6 +131,7 @@ struct cfq_stream {
 	uint8_t async_prio;  /* priority its async requests were filed under */
 	struct cfq_queue sq;
 	struct cfq_ttime ttime;
+	struct cfq_pos pos;
 };
 
 _Static_assert(sizeof(struct cfq_stream) <= sizeof(((struct elv_stream *)0)->ELV_PRIVATE(priv)),
@@ -146,7 +151,7 @@ struct cfq_data {
 	uint32_t rq_queued;
 	uint32_t rq_in_flight[2]; /* [0] async queues, [1] sync queues */
 	uint32_t busy_avg[2];     /* sticky average of busy RT / BE queues */
-	struct cfq_queue *pos_dirty; /* queues whose position-tree link is out of date */
+	struct cfq_stream *pos_dirty; /* streams whose position-tree link is out of date */
 	uint64_t idle_end; /* idle timer, ELV_TIME_NEVER when not armed */
 	uint64_t grace_end; /* IDLE class held back until then, or ELV_TIME_NEVER */
 	uint64_t last_position;
@@ -447,52 +452,59 @@ static CFQ_SHARED void cfq_update_idle_window(struct cfq_data *cd, struct cfq_qu
 
 /* ---- cooperating queues ------------------------------------------------------------- */
 
-static struct cfq_queue *cfq_pos_queue(const struct elv_rb_node *n)
+/* The stream owning a sync queue. */
+static struct cfq_stream *cfq_owner(struct cfq_queue *cq)
 {
-	return n ? elv_container_of(n, struct cfq_queue, p_node) : NULL;
+	return elv_container_of(cq, struct cfq_stream, sq);
+}
+
+static struct cfq_stream *cfq_pos_stream(const struct elv_rb_node *n)
+{
+	return elv_container_of(n, struct cfq_stream, pos.node);
 }
 
 /*
  * Position trees hold sync queues by (next request's sector, filing order), and are only
  * looked at when a non-seeky active queue runs dry. So they are brought up to date lazily:
- * a queue whose next request changed gets its new key and filing number (p_root, p_key,
- * p_seq) and goes on a dirty list; the trees are fixed up from that list just before a
- * lookup. Filing numbers order equal keys, so the trees come out as if kept eagerly.
+ * a queue whose next request changed gets its new key and filing number (pos.root, pos.key,
+ * pos.seq) and its stream goes on a dirty list; the trees are fixed up from that list just
+ * before a lookup. Filing numbers order equal keys, so the trees come out as if kept eagerly.
  */
-static void cfq_pos_link(struct cfq_queue *cq)
+static void cfq_pos_link(struct cfq_stream *cs)
 {
-	struct elv_rb_node **link = &cq->p_root->root, *parent = NULL;
-	const struct cfq_queue *o;
+	struct cfq_pos *p = &cs->pos;
+	struct elv_rb_node **link = &p->root->root, *parent = NULL;
+	const struct cfq_pos *o;
 	int leftmost = 1;
 
 	while (*link) {
 		parent = *link;
-		o = cfq_pos_queue(parent);
-		if (cq->p_key < o->p_key || (cq->p_key == o->p_key && cq->p_seq < o->p_seq)) {
+		o = &cfq_pos_stream(parent)->pos;
+		if (p->key < o->key || (p->key == o->key && p->seq < o->seq)) {
 			link = &parent->left;
 		} else {
 			link = &parent->right;
 			leftmost = 0;
 		}
 	}
-	elv_rb_insert(cq->p_root, &cq->p_node, parent, link, leftmost);
-	cq->p_linked = cq->p_root;
+	elv_rb_insert(p->root, &p->node, parent, link, leftmost);
+	p->linked = p->root;
 }
 
-/* Unlink every dirty queue first: linked ones may carry keys newer than their place. */
+/* Unlink every dirty stream first: linked ones may carry keys newer than their place. */
 static void cfq_pos_flush(struct cfq_data *cd)
 {
-	struct cfq_queue *cq;
+	struct cfq_stream *cs;
 
-	for (cq = cd->pos_dirty; cq; cq = cq->p_next) {
-		if (cq->p_linked)
-			elv_rb_erase(cq->p_linked, &cq->p_node);
-		cq->p_linked = NULL;
+	for (cs = cd->pos_dirty; cs; cs = cs->pos.next) {
+		if (cs->pos.linked)
+			elv_rb_erase(cs->pos.linked, &cs->pos.node);
+		cs->pos.linked = NULL;
 	}
-	for (cq = cd->pos_dirty; cq; cq = cq->p_next) {
-		cq->flags &= (uint16_t)~CFQQ_POS_DIRTY;
-		if (cq->p_root)
-			cfq_pos_link(cq);
+	for (cs = cd->pos_dirty; cs; cs = cs->pos.next) {
+		cs->sq.flags &= (uint16_t)~CFQQ_POS_DIRTY;
+		if (cs->pos.root)
+			cfq_pos_link(cs);
 	}
 	cd->pos_dirty = NULL;
 }
@@ -501,32 +513,36 @@ static void cfq_pos_flush(struct cfq_data *cd)
 static ELV_SPEED_INLINE void cfq_pos_sync(struct cfq_data *cd, struct cfq_queue *cq)
 {
 	struct elv_rb_root *root = NULL;
+	struct cfq_stream *cs;
 
-	if (cq->next_rq && cfqq_sync(cq) && cq->cls != CFQ_IDLE)
-		root = &cd->pos_tree[cq->level];
-	if (cq->p_root == root && (!root || cq->p_key == cq->next_rq->sector))
+	if (!cfqq_sync(cq))
 		return;
-	cq->p_root = root;
+	cs = cfq_owner(cq);
+	if (cq->next_rq && cq->cls != CFQ_IDLE)
+		root = &cd->pos_tree[cq->level];
+	if (cs->pos.root == root && (!root || cs->pos.key == cq->next_rq->sector))
+		return;
+	cs->pos.root = root;
 	if (root) {
-		cq->p_key = cq->next_rq->sector;
-		cq->p_seq = cd->pos_seq++;
+		cs->pos.key = cq->next_rq->sector;
+		cs->pos.seq = cd->pos_seq++;
 	}
 	if (cq->flags & CFQQ_POS_DIRTY)
 		return;
 	cq->flags |= CFQQ_POS_DIRTY;
-	cq->p_next = cd->pos_dirty;
-	cd->pos_dirty = cq;
+	cs->pos.next = cd->pos_dirty;
+	cd->pos_dirty = cs;
 }
 
 /* The queue whose next request starts nearest to @sector, if within CFQ_CLOSE_THR. */
 static struct cfq_queue *cfq_pos_closest(const struct elv_rb_root *root, uint64_t sector)
 {
 	const struct elv_rb_node *n = root->root;
-	struct cfq_queue *ceil = NULL, *floor = NULL, *o;
+	struct cfq_stream *ceil = NULL, *floor = NULL, *o;
 
 	while (n) {
-		o = cfq_pos_queue(n);
-		if (o->p_key >= sector) {
+		o = cfq_pos_stream(n);
+		if (o->pos.key >= sector) {
 			ceil = o;
 			n = n->left;
 		} else {
@@ -534,9 +550,9 @@ static struct cfq_queue *cfq_pos_closest(const struct elv_rb_root *root, uint64_
 			n = n->right;
 		}
 	}
-	if (ceil && (!floor || ceil->p_key - sector <= sector - floor->p_key))
-		return ceil->p_key - sector <= CFQ_CLOSE_THR ? ceil : NULL;
-	return floor && sector - floor->p_key <= CFQ_CLOSE_THR ? floor : NULL;
+	if (ceil && (!floor || ceil->pos.key - sector <= sector - floor->pos.key))
+		return ceil->pos.key - sector <= CFQ_CLOSE_THR ? &ceil->sq : NULL;
+	return floor && sector - floor->pos.key <= CFQ_CLOSE_THR ? &floor->sq : NULL;
 }
 
 /*
@@ -1593,6 +1609,7 @@ static int cfq_check_queue(const struct cfq_data *cd, const struct cfq_queue *cq
 {
 	const struct elv_request *rq, *prev = NULL;
 	const struct elv_list *l;
+	const struct cfq_pos *p;
 	uint32_t n = 0, meta = 0;
 	int next_seen = 0, want;
 
@@ -1618,9 +1635,12 @@ static int cfq_check_queue(const struct cfq_data *cd, const struct cfq_queue *cq
 	}
 	CFQ_CHECK(!n);
 	/* filed where its next request says; a dirty one is linked before the next lookup */
-	want = cfqq_sync(cq) && cq->cls != CFQ_IDLE && cq->next_rq;
-	CFQ_CHECK(cq->p_root == (want ? &cd->pos_tree[cq->level] : NULL) &&
-		  (!want || cq->p_key == cq->next_rq->sector));
+	if (!cfqq_sync(cq))
+		return 0; /* shared async queues are never filed */
+	p = &cfq_owner((struct cfq_queue *)(uintptr_t)cq)->pos;
+	want = cq->cls != CFQ_IDLE && cq->next_rq;
+	CFQ_CHECK(p->root == (want ? &cd->pos_tree[cq->level] : NULL) &&
+		  (!want || p->key == cq->next_rq->sector));
 	return want && !(cq->flags & CFQQ_POS_DIRTY);
 }
 
@@ -1628,6 +1648,7 @@ static int cfq_check(const struct elv_queue *q)
 {
 	const struct cfq_data *cd = cfq_data(q);
 	const struct cfq_queue *cq = NULL, *prev;
+	const struct cfq_stream *cs;
 	const struct elv_rb_node *n;
 	uint32_t busy = 0, sync = 0, queued = 0, inflight = 0, filed = 0, cnt;
 	unsigned i;
@@ -1654,18 +1675,19 @@ static int cfq_check(const struct elv_queue *q)
 	for (i = 0; i < CFQ_LEVELS; i++) {
 		CFQ_CHECK(elv_rb_check(&cd->pos_tree[i]) == 0);
 		for (n = cd->pos_tree[i].first; n; n = elv_rb_next(n)) {
-			cq = cfq_pos_queue(n);
-			CFQ_CHECK(cq->p_linked == &cd->pos_tree[i]);
+			cs = cfq_pos_stream(n);
+			cq = &cs->sq;
+			CFQ_CHECK(cs->pos.linked == &cd->pos_tree[i] && (cq->flags & CFQQ_SYNC));
 			if (cq->flags & CFQQ_POS_DIRTY)
 				continue;
-			CFQ_CHECK(cq->p_root == cq->p_linked && cq->level == i &&
+			CFQ_CHECK(cs->pos.root == cs->pos.linked && cq->level == i &&
 				  (cq->flags & CFQQ_ON_RR) && cq->next_rq);
 			filed--;
 		}
 	}
 	CFQ_CHECK(filed == 0);
-	for (cq = cd->pos_dirty; cq; cq = cq->p_next)
-		CFQ_CHECK(cq->flags & CFQQ_POS_DIRTY);
+	for (cs = cd->pos_dirty; cs; cs = cs->pos.next)
+		CFQ_CHECK(cs->sq.flags & CFQQ_POS_DIRTY);
 	for (i = 0; i < CFQ_NR_ASYNC; i++) {
 		CFQ_CHECK(cd->async_q[i].st || !cd->async_q[i].queued);
 		inflight += cd->async_q[i].dispatched;
