@@ -477,7 +477,8 @@ static AS_COLD unsigned as_can_break_slow(const struct elv_queue *q, struct as_d
 		return AS_STAT_BREAKS;
 	if (rq && elv_rq_is_sync(rq) && as_close_req(ad, st, rq, now)) {
 		/* A cooperating stream works the same area: count its request as ours. */
-		as_update_iohist(q, ad, s, rq, now);
+		if (!AS_FAST || !as_update_iohist_fast(q, s, rq, now))
+			as_update_iohist(q, ad, s, rq, now);
 		return AS_STAT_BREAKS;
 	}
 	if (st->samples == 0) {
