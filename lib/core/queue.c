@@ -37,13 +37,19 @@ void elv_rq_release(struct elv_queue *q, struct elv_request *rq)
 	rq->state = ELV_RQ_IDLE;
 }
 
-static size_t elv_header_size(const struct elv_config *cfg)
+/* Hash buckets of a queue built with @cfg. */
+static uint32_t elv_cfg_buckets(const struct elv_config *cfg)
 {
-	uint32_t nr = cfg && cfg->nr_requests ? cfg->nr_requests : ELV_DEFAULT_NR_REQUESTS;
+	return elv_hash_buckets_for(cfg && cfg->nr_requests ? cfg->nr_requests
+							    : ELV_DEFAULT_NR_REQUESTS);
+}
 
+/* Bytes before the policy state: the queue, its hash buckets and the start filter. */
+static size_t elv_header_size(uint32_t nr_buckets)
+{
 	return ELV_ALIGN8(sizeof(struct elv_queue)) +
-	       ELV_ALIGN8((size_t)elv_hash_buckets_for(nr) * sizeof(struct elv_request *)) +
-	       ELV_ALIGN8((size_t)elv_hash_buckets_for(nr) * ELV_HASH_STARTS);
+	       ELV_ALIGN8((size_t)nr_buckets * sizeof(struct elv_request *)) +
+	       ELV_ALIGN8((size_t)nr_buckets * ELV_HASH_STARTS);
 }
 
 /* 1 when @mag * @scale does not fit an int64 (without a 64-bit division where possible). */
@@ -94,8 +100,8 @@ static int elv_policy_ok(const struct elv_policy *p)
 
 static int elv_config_ok(const struct elv_config *cfg)
 {
-	return !cfg || (cfg->no_merges <= 1 && !cfg->reserved8[0] && !cfg->reserved8[1] &&
-			!cfg->reserved8[2] && cfg->dev.rotational <= 1 && cfg->dev.zoned <= 1 &&
+	return !cfg || ((cfg->no_merges | cfg->dev.rotational | cfg->dev.zoned) <= 1 &&
+			(cfg->reserved8[0] | cfg->reserved8[1] | cfg->reserved8[2]) == 0 &&
 			cfg->nr_requests <= ELV_MAX_NR_REQUESTS);
 }
 
@@ -103,15 +109,14 @@ static int elv_config_ok(const struct elv_config *cfg)
 
 size_t elv_queue_size(const struct elv_policy *p, const struct elv_config *cfg)
 {
-	if (!elv_config_ok(cfg) || !elv_policy_ok(p))
-		return 0;
-	return elv_queue_size_data(p->data_size, cfg);
+	return elv_policy_ok(p) ? elv_queue_size_data(p->data_size, cfg) : 0;
 }
 
 /* Header, merge hash and @data_size bytes of policy state. */
 size_t elv_queue_size_data(size_t data_size, const struct elv_config *cfg)
 {
-	return elv_config_ok(cfg) ? elv_header_size(cfg) + ELV_ALIGN8(data_size) : 0;
+	return elv_config_ok(cfg) ? elv_header_size(elv_cfg_buckets(cfg)) + ELV_ALIGN8(data_size)
+				  : 0;
 }
 
 /* Give the policy fresh state: zeroed, tunables at their defaults, then its init hook. */
@@ -137,24 +142,21 @@ static void elv_policy_start(struct elv_queue *q, const struct elv_policy *p)
 int elv_queue_init(struct elv_queue **out, void *mem, size_t len, const struct elv_policy *p,
 		   const struct elv_config *cfg)
 {
-	struct elv_queue *q;
-	char *buckets;
-	size_t hdr;
-	uint32_t nr;
+	size_t need = elv_queue_size(p, cfg); /* 0: bad policy or configuration */
+	uint32_t nr = elv_cfg_buckets(cfg);
+	size_t hdr = elv_header_size(nr);
+	struct elv_queue *q = mem;
+	char *buckets = (char *)mem + ELV_ALIGN8(sizeof(struct elv_queue));
 
-	if (!out || !mem || ((uintptr_t)mem & 7u) || !elv_policy_ok(p) || !elv_config_ok(cfg))
+	if (!out || !mem || ((uintptr_t)mem & 7u) || !need)
 		return ELV_EINVAL;
-	if (len < elv_queue_size(p, cfg))
+	if (len < need)
 		return ELV_ENOSPC;
-	hdr = elv_header_size(cfg);
-	q = mem;
 	memset(q, 0, sizeof(*q));
 	if (cfg)
 		q->cfg = *cfg;
 	if (!q->cfg.nr_requests)
 		q->cfg.nr_requests = ELV_DEFAULT_NR_REQUESTS;
-	nr = elv_hash_buckets_for(q->cfg.nr_requests);
-	buckets = (char *)mem + ELV_ALIGN8(sizeof(struct elv_queue));
 	elv_hash_init(&q->hash, (struct elv_request **)(void *)buckets,
 		      (uint8_t *)buckets + ELV_ALIGN8((size_t)nr * sizeof(struct elv_request *)),
 		      nr);
