@@ -596,34 +596,34 @@ static void elv_policy_take_all(struct elv_queue *q, struct elv_list *list)
 	}
 }
 
-static void elv_drain_list(struct elv_queue *q, struct elv_list *list, elv_drain_fn fn,
-			   void *arg, int *n)
+/* Cancel every request on @list, in order, handing each to @fn; returns how many. */
+static int elv_drain_list(struct elv_queue *q, struct elv_list *list, elv_drain_fn fn, void *arg)
 {
 	struct elv_request *rq;
+	int n = 0;
 
 	while ((rq = elv_list_first_rq(list)) != NULL) {
 		elv_list_del(&rq->fifo);
 		elv_cancelled(q, rq);
 		fn(arg, rq);
-		(*n)++;
+		n++;
 	}
+	return n;
 }
 
 int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg)
 {
-	struct elv_list tmp;
-	int n = 0;
+	int n;
 
 	if (!q || !fn)
 		return ELV_EINVAL;
-	elv_list_init(&tmp);
+	/* Requeued first, then the policy's requests oldest first, then the held ones. */
+	elv_policy_take_all(q, &q->requeue);
 	q->nr_requeued = 0;
-	elv_drain_list(q, &q->requeue, fn, arg, &n);
-	elv_policy_take_all(q, &tmp);
-	elv_drain_list(q, &tmp, fn, arg, &n);
 	q->nr_held = 0;
 	q->nr_barriers = 0;
-	elv_drain_list(q, &q->held, fn, arg, &n);
+	n = elv_drain_list(q, &q->requeue, fn, arg);
+	n += elv_drain_list(q, &q->held, fn, arg);
 	if (q->idling)
 		elv_idle_stop(q, q->now > q->idle_since ? q->now : q->idle_since);
 	return n;
