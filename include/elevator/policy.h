@@ -377,7 +377,27 @@ struct elv_avg {
 	uint32_t samples; /**< Decayed sample weight; converges to 256. */
 };
 
-/** @brief Add sample @p x: weight 1/8 to the new sample, 7/8 to history. */
+/** @brief Largest sample kept (2^40: about 18 minutes in ns, or 512 TiB in sectors). */
+#define ELV_AVG_SAMPLE_MAX ((uint64_t)1 << 40)
+
+/**
+ * @brief Add sample @p x: weight 1/8 to the new sample, 7/8 to history.
+ *
+ * Samples above ELV_AVG_SAMPLE_MAX count as ELV_AVG_SAMPLE_MAX, so 256 * x fits in 48 bits
+ * and 7 * total never overflows. Integer truncation makes the weight settle at 249 rather
+ * than 256 under a steady stream; the mean carries the same small upward bias as the
+ * schedulers this follows. Inline for hot paths; elv_avg_add() is the same as a call.
+ */
+static inline void elv_avg_update(struct elv_avg *a, uint64_t x)
+{
+	if (x > ELV_AVG_SAMPLE_MAX)
+		x = ELV_AVG_SAMPLE_MAX;
+	a->samples = (7u * a->samples + 256u) / 8u;
+	a->total = (7u * a->total + 256u * x) / 8u;
+	a->mean = elv_div64(a->total + 128u, a->samples); /* samples >= 32 here */
+}
+
+/** @brief elv_avg_update() as a function; does nothing when @p a is NULL. */
 ELV_API void elv_avg_add(struct elv_avg *a, uint64_t x);
 /** @brief 1 when enough samples were seen for the mean to be trusted (weight > 80). */
 static inline int elv_avg_valid(const struct elv_avg *a)

@@ -400,7 +400,7 @@ static CFQ_SHARED void cfq_ttime_sample(struct cfq_ttime *t, uint64_t now, int64
 
 	if (cfq_before(now, t->last_end))
 		gap = 0;
-	elv_avg_add(&t->avg, gap < cap ? gap : cap);
+	elv_avg_update(&t->avg, gap < cap ? gap : cap);
 }
 
 static int cfq_ttime_big(const struct cfq_data *cd, const struct cfq_ttime *t, int group)
