@@ -146,12 +146,13 @@ int elv_queue_init(struct elv_queue **out, void *mem, size_t len, const struct e
 	uint32_t nr = elv_cfg_buckets(cfg);
 	size_t hdr = elv_header_size(nr);
 	struct elv_queue *q = mem;
-	char *buckets = (char *)mem + ELV_ALIGN8(sizeof(struct elv_queue));
+	char *buckets;
 
 	if (!out || !mem || ((uintptr_t)mem & 7u) || !need)
 		return ELV_EINVAL;
 	if (len < need)
 		return ELV_ENOSPC;
+	buckets = (char *)mem + ELV_ALIGN8(sizeof(struct elv_queue));
 	memset(q, 0, sizeof(*q));
 	if (cfg)
 		q->cfg = *cfg;
