@@ -192,6 +192,13 @@ struct cfq_data {
 #define CFQ_SHARED
 #endif
 
+/* Exact shortcuts for the common case; builds that optimise for size take the general path. */
+#if defined(__OPTIMIZE_SIZE__)
+#define CFQ_FAST 0
+#else
+#define CFQ_FAST 1
+#endif
+
 /*
  * A tunable whose whole range (see cfq_tunables) fits 32 bits, read as such: the same value,
  * with shorter code on 32-bit cores.
@@ -744,10 +751,31 @@ static int cfq_rq_rank(const struct elv_request *rq)
 	return 2 * elv_rq_is_sync(rq) + ((rq->flags & ELV_RQ_META) != 0);
 }
 
+/*
+ * elv_seek_choose()'s cost as one number: the forward distance, a backward one of at most
+ * @back_max times @penalty, or for a wrap the distance forward around the end of the sector
+ * space. Wraps then rank after every other seek, the lower sector first, and no product
+ * saturates, as long as @last + @back_max * @penalty fits 64 bits (cfq_seek_keys_ok()).
+ */
+static ELV_SPEED_INLINE uint64_t cfq_seek_key(uint64_t sector, uint64_t last, uint32_t back_max,
+					      uint32_t penalty)
+{
+	if (sector < last && last - sector <= back_max)
+		return (last - sector) * penalty;
+	return sector - last;
+}
+
+static int cfq_seek_keys_ok(uint64_t last, uint32_t back_max, uint32_t penalty)
+{
+	return last <= UINT64_MAX - (uint64_t)back_max * penalty;
+}
+
 static ELV_SPEED_INLINE struct elv_request *cfq_choose_req(const struct cfq_data *cd,
 							   struct elv_request *r1,
 							   struct elv_request *r2, uint64_t last)
 {
+	uint32_t back_max, penalty;
+	uint64_t k1, k2;
 	int rank;
 
 	if (!r1 || r1 == r2)
@@ -757,8 +785,16 @@ static ELV_SPEED_INLINE struct elv_request *cfq_choose_req(const struct cfq_data
 	rank = cfq_rq_rank(r1) - cfq_rq_rank(r2);
 	if (rank)
 		return rank > 0 ? r1 : r2;
-	return elv_seek_choose(r1, r2, last, CFQ_SMALL(cd, back_seek_max) * 2u,
-			       CFQ_SMALL(cd, back_seek_penalty));
+	back_max = CFQ_SMALL(cd, back_seek_max) * 2u;
+	penalty = CFQ_SMALL(cd, back_seek_penalty);
+	if (!CFQ_FAST || !cfq_seek_keys_ok(last, back_max, penalty))
+		return elv_seek_choose(r1, r2, last, back_max, penalty);
+	/* the same choice: the lower key, equal keys to the higher sector, full ties to @r1 */
+	k1 = cfq_seek_key(r1->sector, last, back_max, penalty);
+	k2 = cfq_seek_key(r2->sector, last, back_max, penalty);
+	if (k1 != k2)
+		return k2 < k1 ? r2 : r1;
+	return r2->sector > r1->sector ? r2 : r1;
 }
 
 /*
