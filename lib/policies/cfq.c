@@ -79,7 +79,11 @@ enum cfq_stat {
 	CFQ_NR_STATS
 };
 
-/* Think time: decaying average of the gap between a completion and the next request. */
+/*
+ * Think time: decaying average of the gap between a completion and the next request. Only
+ * avg.total and avg.samples are kept up to date; the mean is worked out when it is read
+ * (cfq_ttime_mean()), as most of the averages are sampled far more often than read.
+ */
 struct cfq_ttime {
 	struct elv_avg avg;
 	uint64_t last_end;
@@ -188,8 +192,10 @@ struct cfq_data {
 /* A helper with several callers: one shared copy when optimising for size (-Os firmware). */
 #if defined(__OPTIMIZE_SIZE__) && defined(__GNUC__)
 #define CFQ_SHARED __attribute__((noinline))
+#define CFQ_SHARED_HOT __attribute__((noinline))
 #else
 #define CFQ_SHARED
+#define CFQ_SHARED_HOT ELV_SPEED_INLINE /* on a hot path: inlined into every caller */
 #endif
 
 /* Exact shortcuts for the common case; builds that optimise for size take the general path. */
@@ -401,22 +407,34 @@ static int cfq_slice_used(const struct cfq_queue *cq, uint64_t now)
 
 /* ---- think time and seeks ------------------------------------------------------------- */
 
-static CFQ_SHARED void cfq_ttime_sample(struct cfq_ttime *t, uint64_t now, int64_t idle)
+/* elv_avg_update() of the gap since the last completion, capped at 2 * @idle, but the mean. */
+static CFQ_SHARED_HOT void cfq_ttime_sample(struct cfq_ttime *t, uint64_t now, int64_t idle)
 {
 	uint64_t gap = now - t->last_end, cap = (uint64_t)(2 * idle);
 
 	if (cfq_before(now, t->last_end))
 		gap = 0;
-	elv_avg_update(&t->avg, gap < cap ? gap : cap);
+	if (gap > cap)
+		gap = cap;
+	if (gap > ELV_AVG_SAMPLE_MAX)
+		gap = ELV_AVG_SAMPLE_MAX;
+	t->avg.samples = (7u * t->avg.samples + 256u) / 8u;
+	t->avg.total = (7u * t->avg.total + 256u * gap) / 8u;
 }
 
-static int cfq_ttime_big(const struct cfq_data *cd, const struct cfq_ttime *t, int group)
+/* The mean elv_avg_update() would have stored; read only once the average is valid. */
+static CFQ_SHARED uint64_t cfq_ttime_mean(const struct cfq_ttime *t)
+{
+	return elv_div64(t->avg.total + 128u, t->avg.samples);
+}
+
+static CFQ_SHARED int cfq_ttime_big(const struct cfq_data *cd, const struct cfq_ttime *t, int group)
 {
 	int64_t lim = group ? cd->group_idle : cd->slice_idle;
 
 	if (!elv_avg_valid(&t->avg))
 		return 0;
-	return t->avg.mean > (uint64_t)lim;
+	return cfq_ttime_mean(t) > (uint64_t)lim;
 }
 
 static void cfq_update_seek(const struct elv_queue *q, struct cfq_queue *cq,
@@ -450,7 +468,7 @@ static CFQ_SHARED void cfq_update_idle_window(struct cfq_data *cd, struct cfq_qu
 	if (!cd->slice_idle || (!(cq->flags & CFQQ_DEEP) && cfqq_seeky(cq)))
 		enable = 0;
 	else if (elv_avg_valid(&cs->ttime.avg))
-		enable = cs->ttime.avg.mean <= (uint64_t)cd->slice_idle;
+		enable = cfq_ttime_mean(&cs->ttime) <= (uint64_t)cd->slice_idle;
 	if (enable)
 		cq->flags |= CFQQ_IDLE_WINDOW;
 	else
@@ -865,7 +883,7 @@ static CFQ_SHARED int cfq_thinks_past_slice(const struct cfq_queue *cq, uint64_t
 		return 0;
 	cs = cfq_stream(cq->stream);
 	return elv_avg_valid(&cs->ttime.avg) &&
-	       cfq_left(cq->slice_end, now) < (int64_t)cs->ttime.avg.mean;
+	       cfq_left(cq->slice_end, now) < (int64_t)cfq_ttime_mean(&cs->ttime);
 }
 
 static void cfq_arm_slice_timer(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
