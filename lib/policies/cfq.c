@@ -164,6 +164,8 @@ struct cfq_data {
 	uint64_t last_end_busy; /* last completion of an RT or BE request */
 	uint64_t epoch; /* tells our in-flight stamps from those of an earlier instance */
 	uint64_t pos_seq; /* next position-tree filing number */
+	uint64_t seek_top; /* cfq_seek_key() holds up to this head (CFQ_FAST builds) */
+	uint64_t ttime_cap[2]; /* think-time sample cap for slice_idle, group_idle */
 
 	/* tunables (internal units: ns, requests, KiB) */
 	int64_t quantum;
@@ -335,7 +337,16 @@ static int cfq_idle_allowed(const struct elv_queue *q, const struct cfq_data *cd
 	return cd->idle_ok;
 }
 
-/* idle_mode or the device decide whether idling is allowed at all: worked out once. */
+/* A think-time sample's cap: twice the idle time, and no more than an average takes. */
+static CFQ_SHARED uint64_t cfq_ttime_cap(int64_t idle)
+{
+	uint64_t cap = (uint64_t)(2 * idle);
+
+	return cap < ELV_AVG_SAMPLE_MAX ? cap : ELV_AVG_SAMPLE_MAX;
+}
+
+/* What the hot paths derive from tunables, worked out once: whether idling is allowed at
+ * all (idle_mode or the device), think-time caps, the range of the seek keys. */
 static void cfq_tunable_changed(struct elv_queue *q, const struct elv_tunable *t)
 {
 	struct cfq_data *cd = cfq_data(q);
@@ -346,6 +357,11 @@ static void cfq_tunable_changed(struct elv_queue *q, const struct elv_tunable *t
 	cd->idle_ok = (uint8_t)(mode == CFQ_IDLE_ALWAYS ||
 				(mode != CFQ_IDLE_NEVER &&
 				 (dev->rotational || dev->queue_depth <= 1)));
+	cd->ttime_cap[0] = cfq_ttime_cap(cd->slice_idle);
+	cd->ttime_cap[1] = cfq_ttime_cap(cd->group_idle);
+	if (CFQ_FAST)
+		cd->seek_top = UINT64_MAX - (uint64_t)(CFQ_SMALL(cd, back_seek_max) * 2u) *
+						CFQ_SMALL(cd, back_seek_penalty);
 }
 
 static int cfq_nonrot(const struct elv_queue *q)
@@ -407,17 +423,15 @@ static int cfq_slice_used(const struct cfq_queue *cq, uint64_t now)
 
 /* ---- think time and seeks ------------------------------------------------------------- */
 
-/* elv_avg_update() of the gap since the last completion, capped at 2 * @idle, but the mean. */
-static CFQ_SHARED_HOT void cfq_ttime_sample(struct cfq_ttime *t, uint64_t now, int64_t idle)
+/* elv_avg_update(), but the mean, of the gap since the last completion (capped). */
+static CFQ_SHARED_HOT void cfq_ttime_sample(struct cfq_ttime *t, uint64_t now, uint64_t cap)
 {
-	uint64_t gap = now - t->last_end, cap = (uint64_t)(2 * idle);
+	uint64_t gap = now - t->last_end;
 
 	if (cfq_before(now, t->last_end))
 		gap = 0;
 	if (gap > cap)
 		gap = cap;
-	if (gap > ELV_AVG_SAMPLE_MAX)
-		gap = ELV_AVG_SAMPLE_MAX;
 	t->avg.samples = (7u * t->avg.samples + 256u) / 8u;
 	t->avg.total = (7u * t->avg.total + 256u * gap) / 8u;
 }
@@ -773,7 +787,7 @@ static int cfq_rq_rank(const struct elv_request *rq)
  * elv_seek_choose()'s cost as one number: the forward distance, a backward one of at most
  * @back_max times @penalty, or for a wrap the distance forward around the end of the sector
  * space. Wraps then rank after every other seek, the lower sector first, and no product
- * saturates, as long as @last + @back_max * @penalty fits 64 bits (cfq_seek_keys_ok()).
+ * saturates, as long as @last + @back_max * @penalty fits 64 bits (cfq_data.seek_top).
  */
 static ELV_SPEED_INLINE uint64_t cfq_seek_key(uint64_t sector, uint64_t last, uint32_t back_max,
 					      uint32_t penalty)
@@ -783,10 +797,6 @@ static ELV_SPEED_INLINE uint64_t cfq_seek_key(uint64_t sector, uint64_t last, ui
 	return sector - last;
 }
 
-static int cfq_seek_keys_ok(uint64_t last, uint32_t back_max, uint32_t penalty)
-{
-	return last <= UINT64_MAX - (uint64_t)back_max * penalty;
-}
 
 static ELV_SPEED_INLINE struct elv_request *cfq_choose_req(const struct cfq_data *cd,
 							   struct elv_request *r1,
@@ -805,7 +815,7 @@ static ELV_SPEED_INLINE struct elv_request *cfq_choose_req(const struct cfq_data
 		return rank > 0 ? r1 : r2;
 	back_max = CFQ_SMALL(cd, back_seek_max) * 2u;
 	penalty = CFQ_SMALL(cd, back_seek_penalty);
-	if (!CFQ_FAST || !cfq_seek_keys_ok(last, back_max, penalty))
+	if (!CFQ_FAST || last > cd->seek_top)
 		return elv_seek_choose(r1, r2, last, back_max, penalty);
 	/* the same choice: the lower key, equal keys to the higher sector, full ties to @r1 */
 	k1 = cfq_seek_key(r1->sector, last, back_max, penalty);
@@ -1316,10 +1326,10 @@ static void cfq_rq_enqueued(struct elv_queue *q, struct cfq_data *cd, struct cfq
 			    struct elv_request *rq, uint64_t now)
 {
 	if (cq->stream) {
-		cfq_ttime_sample(&cfq_stream(cq->stream)->ttime, now, cd->slice_idle);
-		cfq_ttime_sample(&cq->st->ttime, now, cd->slice_idle);
+		cfq_ttime_sample(&cfq_stream(cq->stream)->ttime, now, cd->ttime_cap[0]);
+		cfq_ttime_sample(&cq->st->ttime, now, cd->ttime_cap[0]);
 	}
-	cfq_ttime_sample(&cd->grp_ttime, now, cd->group_idle);
+	cfq_ttime_sample(&cd->grp_ttime, now, cd->ttime_cap[1]);
 	cfq_update_seek(q, cq, rq);
 	cfq_update_idle_window(cd, cq);
 	cq->last_request_pos = elv_rq_end(rq);
