@@ -826,6 +826,26 @@ static ELV_SPEED_INLINE struct elv_request *cfq_choose_req(const struct cfq_data
 }
 
 /*
+ * The request before @rq in sector order: elv_sort_prev() inline, since most dispatches ask.
+ * It is the last node of the left subtree, else the first ancestor @rq is right of.
+ */
+static ELV_SPEED_INLINE struct elv_request *cfq_sort_prev(const struct elv_request *rq)
+{
+	const struct elv_rb_node *n = &rq->ELV_PRIVATE(rb), *p = n->left;
+
+	if (!CFQ_FAST)
+		return elv_sort_prev(rq);
+	if (p) {
+		while (p->right)
+			p = p->right;
+		return elv_rb_rq(p);
+	}
+	while ((p = elv_rb_parent(n)) != NULL && n == p->left)
+		n = p;
+	return elv_rb_rq(p);
+}
+
+/*
  * Unlink @rq from its queue. If it was the next request, the next one is its neighbour in
  * sector order (the successor wrapping to the lowest sector) cheaper to reach from its start.
  */
@@ -836,7 +856,7 @@ static ELV_SPEED_INLINE void cfq_del_rq(struct cfq_data *cd, struct cfq_queue *c
 	int advance = cq->next_rq == rq;
 
 	if (advance)
-		prev = elv_sort_prev(rq);
+		prev = cfq_sort_prev(rq);
 	next = elv_sort_del_next(&cq->sort_list, rq);
 	if (advance)
 		cq->next_rq = cfq_choose_req(cd, next ? next : elv_sort_first(&cq->sort_list), prev,
