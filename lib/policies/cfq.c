@@ -45,6 +45,7 @@
 #define CFQ_LEVELS 8u
 #define CFQ_NR_ST 7u                       /* service trees */
 #define CFQ_NR_ASYNC (2u * CFQ_LEVELS + 1u) /* shared async queues */
+#define CFQ_AVG_SETTLED 249u /* where elv_avg_update()'s sample weight stays once reached */
 
 enum { CFQ_RT = 0, CFQ_BE = 1, CFQ_IDLE = 2 };             /* class index */
 enum { CFQ_ASYNC = 0, CFQ_SYNC_NOIDLE = 1, CFQ_SYNC = 2 };  /* workload type */
@@ -138,6 +139,8 @@ struct cfq_stream {
 	struct cfq_pos pos;
 };
 
+_Static_assert((7u * CFQ_AVG_SETTLED + 256u) / 8u == CFQ_AVG_SETTLED,
+	       "the settled weight must be a fixed point of the decaying-average step");
 _Static_assert(sizeof(struct cfq_stream) <= sizeof(((struct elv_stream *)0)->ELV_PRIVATE(priv)),
 	       "cfq stream state must fit in the stream's private area");
 
@@ -432,7 +435,9 @@ static CFQ_SHARED_HOT void cfq_ttime_sample(struct cfq_ttime *t, uint64_t now, u
 		gap = 0;
 	if (gap > cap)
 		gap = cap;
-	t->avg.samples = (7u * t->avg.samples + 256u) / 8u;
+	/* the weight settles at CFQ_AVG_SETTLED, where the step leaves it as it is */
+	if (!CFQ_FAST || t->avg.samples != CFQ_AVG_SETTLED)
+		t->avg.samples = (7u * t->avg.samples + 256u) / 8u;
 	t->avg.total = (7u * t->avg.total + 256u * gap) / 8u;
 }
 
