@@ -795,6 +795,48 @@ static void test_cooperator_ties_go_to_first_filed(void **state)
 	assert_int_equal(coop_tie_winner(1), 'c');
 }
 
+/*
+ * Within a queue the head moves to the cheaper of the next request up and the one below
+ * (backward seeks cost back_seek_penalty times their length, equal costs go up, farther back
+ * than back_seek_max is a wrap that comes last), wherever in the sector space that happens.
+ */
+static void seek_order_from(uint64_t base)
+{
+	struct sim_io *x, *b, *f, *w, *g;
+	uint64_t h = base + 8; /* the head once x is dispatched */
+	int s;
+
+	sim_init(1, 1);
+	s = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
+	x = add_io(s, ELV_OP_READ, base, 0);
+	assert_ptr_equal(take(0), x);
+	b = add_io(s, ELV_OP_READ, h - 100, 0);   /* 100 back: costs 200 */
+	f = add_io(s, ELV_OP_READ, h + 200, 0);   /* 200 forward: ties with b, goes first */
+	w = add_io(s, ELV_OP_READ, h - 40000, 0); /* beyond 32768 sectors back: a wrap */
+	g = add_io(s, ELV_OP_READ, h + 300, 0);
+	S.now += 1 * MS;
+	done(x);
+	assert_ptr_equal(take(0), f);
+	S.now += 1 * MS;
+	done(f);
+	assert_ptr_equal(take(0), g); /* 100 forward against 300 back */
+	S.now += 1 * MS;
+	done(g);
+	assert_ptr_equal(take(0), b); /* 400 back against a wrap */
+	S.now += 1 * MS;
+	done(b);
+	assert_ptr_equal(take(0), w);
+	done(w);
+	sim_finish();
+}
+
+static void test_seek_order_anywhere(void **state)
+{
+	(void)state;
+	seek_order_from(1ULL << 20);
+	seek_order_from(UINT64_MAX - 20000); /* backward costs near the end of the sector space */
+}
+
 static void test_requeue(void **state)
 {
 	struct sim_io *a, *b, *x, *y;
@@ -1192,6 +1234,7 @@ int main(void)
 		cmocka_unit_test(test_no_idling_for_slow_thinkers),
 		cmocka_unit_test(test_no_idling_on_queueing_flash),
 		cmocka_unit_test(test_idling_switched_off),
+		cmocka_unit_test(test_seek_order_anywhere),
 		cmocka_unit_test(test_requeue),
 		cmocka_unit_test(test_requeue_then_drain),
 		cmocka_unit_test(test_stream_exit_while_idling),
