@@ -1595,9 +1595,12 @@ static void cfq_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t no
 static int cfq_should_wait_busy(const struct elv_queue *q, const struct cfq_data *cd,
 				const struct cfq_queue *cq, uint64_t now)
 {
+	/* the usual answer first: other queues or requests are waiting */
+	if (cd->busy_queues > 1 || cq->queued)
+		return 0;
 	if (!cfq_idle_allowed(q, cd) || (!cd->slice_idle && !cd->group_idle))
 		return 0;
-	if (cd->busy_queues > 1 || cfq_ttime_big(cd, &cd->grp_ttime, 1) || cq->queued)
+	if (cfq_ttime_big(cd, &cd->grp_ttime, 1))
 		return 0;
 	if (cfq_slice_used(cq, now) || cfq_thinks_past_slice(cq, now))
 		return 1;
