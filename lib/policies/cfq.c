@@ -839,24 +839,10 @@ static ELV_SPEED_INLINE struct elv_request *cfq_choose_req(const struct cfq_data
 	return r2->sector > r1->sector ? r2 : r1;
 }
 
-/*
- * The request before @rq in sector order: elv_sort_prev() inline, since most dispatches ask.
- * It is the last node of the left subtree, else the first ancestor @rq is right of.
- */
+/* The request before @rq in sector order, without a call where speed counts. */
 static ELV_SPEED_INLINE struct elv_request *cfq_sort_prev(const struct elv_request *rq)
 {
-	const struct elv_rb_node *n = &rq->ELV_PRIVATE(rb), *p = n->left;
-
-	if (!CFQ_FAST)
-		return elv_sort_prev(rq);
-	if (p) {
-		while (p->right)
-			p = p->right;
-		return elv_rb_rq(p);
-	}
-	while ((p = elv_rb_parent(n)) != NULL && n == p->left)
-		n = p;
-	return elv_rb_rq(p);
+	return CFQ_FAST ? elv_sort_prev_inline(rq) : elv_sort_prev(rq);
 }
 
 /*
