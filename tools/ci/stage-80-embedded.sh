@@ -29,6 +29,7 @@ step freestanding-arm-Os tests/embedded/freestanding.sh --cc arm --opt -Os
 step freestanding-arm-O2 tests/embedded/freestanding.sh --cc arm --opt -O2 -DELV_NO_STRERROR
 step freestanding-host tests/embedded/freestanding.sh --cc host --opt -O2 --no-assert
 step freestanding-arm-nocheck tests/embedded/freestanding.sh --cc arm --opt -Os --no-assert -DELV_NO_CHECK
+step nocheck-host tests/embedded/nocheck.sh
 step layout tests/embedded/layout.sh
 for target in cortex-m3 armhf s390x; do
 	step "suite-$target" tests/embedded/run.sh "$target"
