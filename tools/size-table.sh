@@ -60,6 +60,10 @@ done >"$work/objects.txt"
 "$root/tests/embedded/freestanding.sh" --cc arm --opt -Os --no-assert -DELV_NO_CHECK \
 	--out "$work/objs-nocheck" >"$work/freestanding-nocheck.log" 2>&1 || true
 
+# Built for link-time optimisation, for the rows of a firmware that links with -flto.
+"$root/tests/embedded/freestanding.sh" --cc arm --opt "-Os -flto -ffat-lto-objects" --no-assert \
+	--out "$work/objs-lto" >"$work/freestanding-lto.log" 2>&1 || true
+
 # Same with assertions on (trapping ELV_ASSERT), for one comparison line.
 "$root/tests/embedded/freestanding.sh" --cc arm --opt -Os --out "$work/objs-assert" \
 	>"$work/freestanding-assert.log" 2>&1 || true
@@ -90,6 +94,27 @@ sum() { # sum OBJECT... -> "text rodata data bss"
 }
 base="$core"
 [ "$has_registry" -eq 0 ] || base="$base registry"
+
+# image [plain|lto] [POLICY] -> .text of the whole probe image (the probe's own calls
+# included, its memset/memcpy stand-ins not): with -flto the library's code is inlined into
+# the probe, so only whole images compare.
+image() {
+	if [ "$1" = lto ]; then lib="$work/objs-lto/*.o" lto=-flto; else lib=$objs/libelevator.a lto=; fi
+	elf=$work/image-$1-${2:-all}.elf
+	# shellcheck disable=SC2086
+	if arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -Os $lto -std=c11 -ffreestanding \
+		-ffunction-sections -fdata-sections -I"$root/include" -I"$root/lib/core" \
+		-I"$root/tests/embedded/freestanding" -DELV_CONFIG_FILE='"elv_fw_config.h"' \
+		-DELV_FW_NO_ASSERT ${2:+-DELV_PROBE_POLICY=elv_policy_$2} -nostdlib \
+		-Wl,--gc-sections -Wl,-e,elv_probe_entry "$root/tests/embedded/size_probe.c" \
+		$lib -lgcc -o "$elf" >>"$work/probe.log" 2>&1; then
+		arm-none-eabi-nm -S -t d "$elf" | awk '
+			$4 ~ /^(memset|memcpy)$/ || $4 ~ /^__/ { next }
+			$3 ~ /^[tT]$/ { t += $2 } END { print t + 0 }'
+	else
+		echo n/a
+	fi
+}
 
 # probe [POLICY] -> "text rodata helpers" of the library code a firmware links (gc-sections,
 # no C library; tests/embedded/size_probe.c), or "n/a n/a n/a" when the link fails.
@@ -159,6 +184,19 @@ probe() {
 				{ m = "" }'
 		echo
 	fi
+	echo "A firmware that links with \`-flto\` (library built \`-Os -flto -ffat-lto-objects\`):"
+	echo "whole-image \`.text\` of the probe, its own calls included, since link-time inlining"
+	echo "moves library code into them."
+	echo
+	echo "| configuration | image .text | image .text, \`-flto\` | change |"
+	echo "|---|---:|---:|---:|"
+	for p in $policies ""; do
+		a=$(image plain $p) l=$(image lto $p)
+		if [ "$a" = n/a ] || [ "$l" = n/a ]; then c=n/a; else
+			c=$(awk -v a="$a" -v l="$l" 'BEGIN { printf "%+.1f%%", 100 * (l - a) / a }'); fi
+		echo "| core + ${p:-all policies} | $a | $l | $c |"
+	done
+	echo
 	echo "With assertions on (\`ELV_ASSERT\` trapping), core + all policies: .text $text_assert."
 	echo
 	echo "| object | .text | .rodata | .data | .bss |"

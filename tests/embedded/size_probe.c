@@ -13,8 +13,9 @@ void elv_probe_entry(void);
 void *memset(void *s, int c, size_t n);
 void *memcpy(void *restrict dst, const void *restrict src, size_t n);
 
-/* Stand-ins so the link needs no C library; their size is not counted. */
-void *memset(void *s, int c, size_t n)
+/* Stand-ins so the link needs no C library; their size is not counted. "used": with -flto the
+ * compiler emits calls to them after deciding which symbols the image keeps. */
+__attribute__((used)) void *memset(void *s, int c, size_t n)
 {
 	unsigned char *p = s;
 
@@ -23,7 +24,7 @@ void *memset(void *s, int c, size_t n)
 	return s;
 }
 
-void *memcpy(void *restrict dst, const void *restrict src, size_t n)
+__attribute__((used)) void *memcpy(void *restrict dst, const void *restrict src, size_t n)
 {
 	unsigned char *d = dst;
 	const unsigned char *s = src;
