@@ -63,6 +63,8 @@ done >"$work/objects.txt"
 # Built for link-time optimisation, for the rows of a firmware that links with -flto.
 "$root/tests/embedded/freestanding.sh" --cc arm --opt "-Os -flto -ffat-lto-objects" --no-assert \
 	--out "$work/objs-lto" >"$work/freestanding-lto.log" 2>&1 || true
+"$root/tests/embedded/freestanding.sh" --cc arm --opt "-Os -flto -ffat-lto-objects" --no-assert \
+	-DELV_NO_CHECK --out "$work/objs-lto-nocheck" >"$work/freestanding-lto-nocheck.log" 2>&1 || true
 
 # Same with assertions on (trapping ELV_ASSERT), for one comparison line.
 "$root/tests/embedded/freestanding.sh" --cc arm --opt -Os --out "$work/objs-assert" \
@@ -95,11 +97,14 @@ sum() { # sum OBJECT... -> "text rodata data bss"
 base="$core"
 [ "$has_registry" -eq 0 ] || base="$base registry"
 
-# image [plain|lto] [POLICY] -> .text of the whole probe image (the probe's own calls
-# included, its memset/memcpy stand-ins not): with -flto the library's code is inlined into
-# the probe, so only whole images compare.
+# image [plain|lto|lto-nocheck] [POLICY] -> .text of the whole probe image (the probe's own
+# calls included, its memset/memcpy stand-ins not): with -flto the library's code is inlined
+# into the probe, so only whole images compare.
 image() {
-	if [ "$1" = lto ]; then lib="$work/objs-lto/*.o" lto=-flto; else lib=$objs/libelevator.a lto=; fi
+	case $1 in
+	plain) lib=$objs/libelevator.a lto= ;;
+	*) lib="$work/objs-$1/*.o" lto=-flto ;;
+	esac
 	elf=$work/image-$1-${2:-all}.elf
 	# shellcheck disable=SC2086
 	if arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -Os $lto -std=c11 -ffreestanding \
@@ -188,13 +193,13 @@ probe() {
 	echo "whole-image \`.text\` of the probe, its own calls included, since link-time inlining"
 	echo "moves library code into them."
 	echo
-	echo "| configuration | image .text | image .text, \`-flto\` | change |"
-	echo "|---|---:|---:|---:|"
+	echo "| configuration | image .text | image .text, \`-flto\` | change | \`-flto\` and \`ELV_NO_CHECK\` |"
+	echo "|---|---:|---:|---:|---:|"
 	for p in $policies ""; do
-		a=$(image plain $p) l=$(image lto $p)
+		a=$(image plain $p) l=$(image lto $p) n=$(image lto-nocheck $p)
 		if [ "$a" = n/a ] || [ "$l" = n/a ]; then c=n/a; else
 			c=$(awk -v a="$a" -v l="$l" 'BEGIN { printf "%+.1f%%", 100 * (l - a) / a }'); fi
-		echo "| core + ${p:-all policies} | $a | $l | $c |"
+		echo "| core + ${p:-all policies} | $a | $l | $c | $n |"
 	done
 	echo
 	echo "With assertions on (\`ELV_ASSERT\` trapping), core + all policies: .text $text_assert."
