@@ -97,41 +97,41 @@ sum() { # sum OBJECT... -> "text rodata data bss"
 base="$core"
 [ "$has_registry" -eq 0 ] || base="$base registry"
 
+# link_probe ELF LIBRARY... : link tests/embedded/size_probe.c as a firmware would (gc-sections,
+# no C library) for policy $policy (every policy when empty), $lto added to the compile flags.
+link_probe() {
+	elf=$1
+	shift
+	# shellcheck disable=SC2086
+	arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -Os $lto -std=c11 -ffreestanding \
+		-ffunction-sections -fdata-sections -I"$root/include" -I"$root/lib/core" \
+		-I"$root/tests/embedded/freestanding" -DELV_CONFIG_FILE='"elv_fw_config.h"' \
+		-DELV_FW_NO_ASSERT ${policy:+-DELV_PROBE_POLICY=elv_policy_$policy} -nostdlib \
+		-Wl,--gc-sections -Wl,-e,elv_probe_entry "$root/tests/embedded/size_probe.c" \
+		"$@" -lgcc -o "$elf" -Wl,-Map="$elf.map" >>"$work/probe.log" 2>&1
+}
+
 # image [plain|lto|lto-nocheck] [POLICY] -> .text of the whole probe image (the probe's own
 # calls included, its memset/memcpy stand-ins not): with -flto the library's code is inlined
 # into the probe, so only whole images compare.
 image() {
-	case $1 in
-	plain) lib=$objs/libelevator.a lto= ;;
-	*) lib="$work/objs-$1/*.o" lto=-flto ;;
-	esac
 	elf=$work/image-$1-${2:-all}.elf
-	# shellcheck disable=SC2086
-	if arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -Os $lto -std=c11 -ffreestanding \
-		-ffunction-sections -fdata-sections -I"$root/include" -I"$root/lib/core" \
-		-I"$root/tests/embedded/freestanding" -DELV_CONFIG_FILE='"elv_fw_config.h"' \
-		-DELV_FW_NO_ASSERT ${2:+-DELV_PROBE_POLICY=elv_policy_$2} -nostdlib \
-		-Wl,--gc-sections -Wl,-e,elv_probe_entry "$root/tests/embedded/size_probe.c" \
-		$lib -lgcc -o "$elf" >>"$work/probe.log" 2>&1; then
-		arm-none-eabi-nm -S -t d "$elf" | awk '
-			$4 ~ /^(memset|memcpy)$/ || $4 ~ /^__/ { next }
-			$3 ~ /^[tT]$/ { t += $2 } END { print t + 0 }'
-	else
-		echo n/a
-	fi
+	policy=${2:-}
+	case $1 in
+	plain) lto= && link_probe "$elf" "$objs/libelevator.a" ;;
+	*) lto=-flto && link_probe "$elf" "$work/objs-$1"/*.o ;;
+	esac || { echo n/a; return 0; }
+	arm-none-eabi-nm -S -t d "$elf" | awk '
+		$4 ~ /^(memset|memcpy)$/ || $4 ~ /^__/ { next }
+		$3 ~ /^[tT]$/ { t += $2 } END { print t + 0 }'
 }
 
 # probe [POLICY] -> "text rodata helpers" of the library code a firmware links (gc-sections,
 # no C library; tests/embedded/size_probe.c), or "n/a n/a n/a" when the link fails.
 probe() {
 	elf=$work/probe-${1:-all}${pobjs:+-nocheck}.elf
-	if arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -Os -std=c11 -ffreestanding \
-		-ffunction-sections -fdata-sections -I"$root/include" -I"$root/lib/core" \
-		-I"$root/tests/embedded/freestanding" -DELV_CONFIG_FILE='"elv_fw_config.h"' \
-		-DELV_FW_NO_ASSERT ${1:+-DELV_PROBE_POLICY=elv_policy_$1} -nostdlib \
-		-Wl,--gc-sections -Wl,-e,elv_probe_entry "$root/tests/embedded/size_probe.c" \
-		"${pobjs:-$objs}/libelevator.a" -lgcc -o "$elf" -Wl,-Map="$elf.map" \
-		>>"$work/probe.log" 2>&1; then
+	policy=${1:-} lto=
+	if link_probe "$elf" "${pobjs:-$objs}/libelevator.a"; then
 		arm-none-eabi-nm -S -t d "$elf" | awk '
 			$4 ~ /^(elv_probe|memset$|memcpy$)/ { next }
 			$3 ~ /^[tT]$/ && $4 ~ /^__/ { h += $2; next }
