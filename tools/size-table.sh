@@ -196,7 +196,7 @@ probe() {
 	echo "| configuration | image .text | image .text, \`-flto\` | change | \`-flto\` and \`ELV_NO_CHECK\` |"
 	echo "|---|---:|---:|---:|---:|"
 	for p in $policies ""; do
-		a=$(image plain $p) l=$(image lto $p) n=$(image lto-nocheck $p)
+		a=$(image plain "$p") l=$(image lto "$p") n=$(image lto-nocheck "$p")
 		if [ "$a" = n/a ] || [ "$l" = n/a ]; then c=n/a; else
 			c=$(awk -v a="$a" -v l="$l" 'BEGIN { printf "%+.1f%%", 100 * (l - a) / a }'); fi
 		echo "| core + ${p:-all policies} | $a | $l | $c | $n |"
