@@ -1,7 +1,8 @@
 /*
- * Reference baselines for elvbench, written here and not in the library: a FIFO list and the
+ * Reference baselines for elvbench, written here and not in the library: a FIFO list, the
  * classic one-way elevator that inserts into a sorted linked list (BSD disksort): requests at
- * or above the head position in ascending order, then those below it, ascending.
+ * or above the head position in ascending order, then those below it, ascending; and a floor
+ * reference for noop (below).
  */
 #ifndef ELVBENCH_BASELINE_H
 #define ELVBENCH_BASELINE_H
@@ -73,6 +74,122 @@ static __attribute__((noinline, unused)) struct bnode *baseline_dispatch(struct 
 	b->nr--;
 	b->pos = n->sector;
 	return n;
+}
+
+/*
+ * The floor reference for noop ("baseline-hash-fifo"): the least a FIFO with back merging can
+ * do behind validating entry points. Arrival order, a back-merge hash on the end sector
+ * (singly linked chains, as a 56-byte request on 32-bit leaves no room for more), argument and
+ * state checks on every call, queued and in-flight counts. No front merge, barrier, requeue,
+ * stream, statistic, trace, tunable or policy vtable: what the library adds is measured
+ * against this.
+ */
+/* Kept apart from the bench loop like a library entry point: no inlining, and no
+ * interprocedural shortcut that drops a check because the caller never passes NULL. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define FLOOR_ENTRY __attribute__((noipa, unused))
+#else
+#define FLOOR_ENTRY __attribute__((noinline, unused))
+#endif
+
+struct fnode {
+	struct fnode *next;  /* arrival order */
+	struct fnode *hnext; /* hash chain of the end sector's granule */
+	uint64_t sector;
+	uint32_t nr_sectors;
+	uint8_t op, flags, state;
+};
+
+enum { FNODE_IDLE, FNODE_QUEUED, FNODE_DISPATCHED };
+
+struct floor_q {
+	struct fnode *head, *tail;
+	struct fnode **buckets;
+	uint32_t shift; /* 32 - log2(buckets) */
+	uint32_t max_sectors;
+	uint32_t nr_queued, nr_in_flight;
+};
+
+static inline struct fnode **floor_bucket(const struct floor_q *q, uint64_t end)
+{
+	return &q->buckets[((uint32_t)(end >> 3) * 0x9E3779B1u) >> q->shift];
+}
+
+static inline void floor_unhash(struct floor_q *q, struct fnode *n)
+{
+	struct fnode **p = floor_bucket(q, n->sector + n->nr_sectors);
+
+	while (*p != n)
+		p = &(*p)->hnext;
+	*p = n->hnext;
+}
+
+static inline void floor_hash(struct floor_q *q, struct fnode *n)
+{
+	struct fnode **b = floor_bucket(q, n->sector + n->nr_sectors);
+
+	n->hnext = *b;
+	*b = n;
+}
+
+/* 0 queued, 1 merged into a queued request (@n is free again), -22 invalid. */
+static FLOOR_ENTRY int floor_add(struct floor_q *q, struct fnode *n)
+{
+	struct fnode *c;
+
+	if (!q || !n || n->state != FNODE_IDLE || n->op > 3 || (n->flags & ~0x3fu) ||
+	    n->nr_sectors == 0 || n->sector + n->nr_sectors < n->sector)
+		return -22;
+	for (c = *floor_bucket(q, n->sector); c; c = c->hnext) {
+		if (c->sector + c->nr_sectors != n->sector)
+			continue;
+		if (c->op != n->op || c->nr_sectors + n->nr_sectors > q->max_sectors)
+			break;
+		floor_unhash(q, c);
+		c->nr_sectors += n->nr_sectors;
+		floor_hash(q, c);
+		return 1;
+	}
+	n->state = FNODE_QUEUED;
+	n->next = NULL;
+	if (q->tail)
+		q->tail->next = n;
+	else
+		q->head = n;
+	q->tail = n;
+	floor_hash(q, n);
+	q->nr_queued++;
+	return 0;
+}
+
+/* 0 and *@out, or -11 when nothing is queued, -22 invalid. */
+static FLOOR_ENTRY int floor_dispatch(struct floor_q *q, struct fnode **out)
+{
+	struct fnode *n;
+
+	if (!q || !out)
+		return -22;
+	n = q->head;
+	if (!n)
+		return -11;
+	q->head = n->next;
+	if (!q->head)
+		q->tail = NULL;
+	floor_unhash(q, n);
+	n->state = FNODE_DISPATCHED;
+	q->nr_queued--;
+	q->nr_in_flight++;
+	*out = n;
+	return 0;
+}
+
+static FLOOR_ENTRY int floor_complete(struct floor_q *q, struct fnode *n)
+{
+	if (!q || !n || n->state != FNODE_DISPATCHED)
+		return -22;
+	n->state = FNODE_IDLE;
+	q->nr_in_flight--;
+	return 0;
 }
 
 #endif

@@ -6,7 +6,8 @@
  * (the library never reads a clock): the harness advances `now`. CPU time of this thread is
  * measured around the loop only; ns per request is the median of the runs. Two baselines
  * written here, a FIFO list and the classic one-way elevator inserting into a sorted list
- * ("disksort"), see the same request stream, so ratios come from one run.
+ * ("disksort"), see the same request stream, so ratios come from one run; so does a floor
+ * reference for noop, a validating FIFO with a back-merge hash and nothing else.
  *
  * Patterns: "random" reads at random 4 KiB-aligned sectors of a 2^31-sector device (one
  * operation, so a one-way elevator and the policies sort the same set), "mixed" the same with
@@ -73,6 +74,8 @@ struct bench_state {
 	uint64_t added, merged;
 	struct baseline base;
 	int is_baseline;
+	struct floor_q fq;     /* baseline-hash-fifo */
+	struct fnode *fnodes;  /* its nodes, one per io (same index) */
 	int pattern;
 };
 
@@ -190,6 +193,37 @@ static void serve_one(struct bench_state *b)
 		finish(b, rq);
 }
 
+/* The floor reference sees the same request through its own node. */
+static void add_floor(struct bench_state *b, struct io *io)
+{
+	struct fnode *n = &b->fnodes[io - b->ios];
+
+	n->sector = io->rq.sector;
+	n->nr_sectors = io->rq.nr_sectors;
+	n->op = io->rq.op;
+	n->flags = io->rq.flags;
+	if (floor_add(&b->fq, n) == 0) {
+		b->nr_queued++;
+	} else {
+		b->merged++;
+		put_io(b, io);
+	}
+}
+
+static void serve_floor(struct bench_state *b)
+{
+	struct fnode *n;
+	struct io *io;
+
+	if (floor_dispatch(&b->fq, &n) != 0)
+		return;
+	io = &b->ios[n - b->fnodes];
+	note_seek(b, n->sector, n->nr_sectors);
+	b->nr_queued--;
+	floor_complete(&b->fq, n);
+	put_io(b, io);
+}
+
 static void add_one(struct bench_state *b)
 {
 	struct io *io = get_io(b);
@@ -199,6 +233,10 @@ static void add_one(struct bench_state *b)
 	fill_request(b, io);
 	b->now += 1000;
 	b->added++;
+	if (b->fnodes) {
+		add_floor(b, io);
+		return;
+	}
 	if (b->is_baseline) {
 		io->bn.sector = io->rq.sector;
 		baseline_add(&b->base, &io->bn);
@@ -217,6 +255,10 @@ static void serve(struct bench_state *b)
 	struct bnode *n;
 	struct io *io;
 
+	if (b->fnodes) {
+		serve_floor(b);
+		return;
+	}
 	if (!b->is_baseline) {
 		serve_one(b);
 		return;
@@ -255,6 +297,23 @@ static struct elv_config bench_config(struct bench_state *b)
 	return cfg;
 }
 
+/* The floor reference: buckets as the library sizes them (a power of two >= depth). */
+static int floor_setup(struct bench_state *b, size_t nr_ios)
+{
+	uint32_t nb = 16, shift = 28;
+
+	while (nb < b->c->depth) {
+		nb <<= 1;
+		shift--;
+	}
+	b->is_baseline = 1;
+	b->fnodes = calloc(nr_ios, sizeof(*b->fnodes));
+	b->fq.buckets = calloc(nb, sizeof(*b->fq.buckets));
+	b->fq.shift = shift;
+	b->fq.max_sectors = 256;
+	return b->fnodes && b->fq.buckets ? 0 : -1;
+}
+
 static int bench_setup(struct bench_state *b, const struct bench_case *c, void **mem,
 		       size_t *len)
 {
@@ -276,6 +335,8 @@ static int bench_setup(struct bench_state *b, const struct bench_case *c, void *
 		put_io(b, &b->ios[n - 1 - i]);
 	for (i = 0; i < ns; i++)
 		b->stream_next[i] = (uint64_t)i * (DEVICE_SECTORS / ns);
+	if (!strcmp(c->impl, "baseline-hash-fifo"))
+		return floor_setup(b, n);
 	b->is_baseline = baseline_init(&b->base, c->impl) == 0;
 	if (b->is_baseline)
 		return 0;
@@ -317,6 +378,8 @@ static void bench_teardown(struct bench_state *b, void *mem)
 	free(b->ios);
 	free(b->free_ios);
 	free(b->stream_next);
+	free(b->fnodes);
+	free(b->fq.buckets);
 }
 
 static unsigned ops_for(const struct bench_case *c, int quick)
@@ -395,6 +458,8 @@ static double collected_instr(const char *self, const struct bench_case *c, unsi
 		 "--toggle-collect=elv_add --toggle-collect=elv_dispatch "
 		 "--toggle-collect=elv_complete --toggle-collect=elv_next_event "
 		 "--toggle-collect=baseline_add --toggle-collect=baseline_dispatch "
+		 "--toggle-collect=floor_add --toggle-collect=floor_dispatch "
+		 "--toggle-collect=floor_complete "
 		 "%s --count %s %u %u %s %u 2>&1",
 		 self, c->impl, c->depth, c->streams, c->pattern, ops);
 	f = popen(cmd, "r");
@@ -431,7 +496,8 @@ static void add_case(struct bench_case *out, unsigned *n, const char *impl, unsi
 static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 {
 	static const char *const impls[] = { "noop", "deadline", "anticipatory", "cfq",
-					     "baseline-fifo", "baseline-sorted-list" };
+					     "baseline-fifo", "baseline-sorted-list",
+					     "baseline-hash-fifo" };
 	unsigned n = 0, i, d, s;
 
 	for (i = 0; i < sizeof(impls) / sizeof(impls[0]); i++) {
@@ -456,6 +522,8 @@ static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 			} else {
 				add_case(out, &n, impl, depth, 0, "random");
 			}
+			if (!strcmp(impl, "baseline-hash-fifo"))
+				add_case(out, &n, impl, depth, 16, "sequential");
 			if (baseline)
 				continue;
 			add_case(out, &n, impl, depth, per_stream ? 64 : 0, "mixed");
@@ -492,8 +560,9 @@ static void print_json(FILE *f, const struct bench_case *c, const struct bench_r
 			", \"queue_bytes\": %zu, \"bytes_per_stream\": %zu}%s\n",
 			r[i].mean_seek, r[i].allocs, r[i].ns_min, r[i].ns_max, r[i].requests,
 			r[i].merged,
-			strncmp(c[i].impl, "baseline", 8) ? sizeof(struct elv_request)
-							  : sizeof(struct bnode),
+			!strncmp(c[i].impl, "baseline-hash", 13) ? sizeof(struct fnode)
+			: strncmp(c[i].impl, "baseline", 8)      ? sizeof(struct elv_request)
+								 : sizeof(struct bnode),
 			r[i].queue_bytes, c[i].streams ? sizeof(struct elv_stream) : (size_t)0,
 			i + 1 < n ? "," : "");
 	}
