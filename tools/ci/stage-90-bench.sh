@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# elvbench smoke check: build it in Release (-O2), run every policy and both baselines once in
+# elvbench smoke check: build it in Release (-O2), run every policy and every baseline once in
 # --quick mode, and fail on any heap allocation in a measured loop (elvbench exits non-zero)
 # or a JSON report that breaks the documented schema. Timings are printed, never judged: CI
 # machines are shared and noisy. docs/performance.md has the real measurements.
@@ -23,7 +23,8 @@ need = {"impl": str, "depth": int, "streams": int, "pattern": str, "ns_per_req":
         "mean_seek_sectors": (int, float), "allocs": int}
 res = d["results"]
 impls = {r["impl"] for r in res}
-for want in ("noop", "deadline", "anticipatory", "cfq", "baseline-fifo", "baseline-sorted-list"):
+for want in ("noop", "deadline", "anticipatory", "cfq", "baseline-fifo", "baseline-sorted-list",
+             "baseline-hash-fifo"):
     assert want in impls, f"no results for {want}"
 for r in res:
     for k, t in need.items():
