@@ -297,10 +297,10 @@ static struct elv_config bench_config(struct bench_state *b)
 	return cfg;
 }
 
-/* The floor reference: buckets as the library sizes them (a power of two >= depth). */
+/* The floor reference: buckets as the library sizes them (a power of two >= depth, >= 64). */
 static int floor_setup(struct bench_state *b, size_t nr_ios)
 {
-	uint32_t nb = 16, shift = 28;
+	uint32_t nb = 64, shift = 26;
 
 	while (nb < b->c->depth) {
 		nb <<= 1;
