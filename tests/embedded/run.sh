@@ -72,4 +72,4 @@ cmake -S "$root/tests/embedded" -B "$build" \
 	{ cat "$build_root/$target.configure.log"; exit 1; }
 cmake --build "$build" -j "$jobs"
 echo "run.sh: running the suite on $target"
-ctest --test-dir "$build" -j "$jobs" --output-on-failure
+ctest --test-dir "$build" -j "$jobs" --output-on-failure --no-tests=error
