@@ -18,6 +18,10 @@
 #define NRQ 48
 
 static uint64_t mem[4096]; /* 32 KiB: enough for any built-in policy on 64-bit hosts */
+
+/* The built-in policies, in elv_policy_at() order: every target must have all of them. */
+static const char *const builtin[] = { "noop", "deadline", "anticipatory", "cfq" };
+#define NR_BUILTIN (sizeof(builtin) / sizeof(builtin[0]))
 static struct elv_request rq[NRQ];
 static struct elv_stream streams[3];
 static unsigned seen[NRQ];
@@ -79,6 +83,20 @@ static void drain_all(struct elv_queue *q, uint64_t now, unsigned expect)
 		assert_int_equal(seen[i], 1);
 }
 
+/* The registry holds exactly the built-in policies, in order, on every target. */
+static void test_every_policy_registered(void **state)
+{
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < NR_BUILTIN; i++) {
+		assert_non_null(elv_policy_at(i));
+		assert_string_equal(elv_policy_name(elv_policy_at(i)), builtin[i]);
+		assert_ptr_equal(elv_policy_find(builtin[i]), elv_policy_at(i));
+	}
+	assert_null(elv_policy_at(NR_BUILTIN));
+}
+
 /*
  * Every policy, in a static buffer, with sectors around 2^32 and near the end of the 64-bit
  * space and a clock far past 2^32 ns: reads in one direction must come out in ascending
@@ -124,6 +142,7 @@ static void test_every_policy_static_64bit_sectors(void **state)
 			assert_int_equal(elv_stream_exit(q, &streams[i], now + 1000000), 0);
 		assert_int_equal(elv_queue_exit(q), 0);
 	}
+	assert_int_equal(k, NR_BUILTIN); /* every policy above was checked, none skipped */
 }
 
 /*
@@ -146,8 +165,7 @@ static void test_sorted_order_across_2_32(void **state)
 		struct elv_queue *q;
 		uint64_t prev = 0;
 
-		if (!p)
-			continue; /* not built in this configuration */
+		assert_non_null(p);
 		assert_int_equal(elv_queue_init(&q, mem, sizeof(mem), p, NULL), 0);
 		memset(rq, 0, sizeof(rq));
 		/* The first request starts the device; the rest queue up behind it. */
@@ -172,6 +190,7 @@ static void test_sorted_order_across_2_32(void **state)
 		}
 		assert_int_equal(elv_queue_exit(q), 0);
 	}
+	assert_int_equal(k, 3);
 }
 
 int main(void)
@@ -179,6 +198,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_queue_create_matches_build),
 		cmocka_unit_test(test_layout_on_32_bit),
+		cmocka_unit_test(test_every_policy_registered),
 		cmocka_unit_test(test_every_policy_static_64bit_sectors),
 		cmocka_unit_test(test_sorted_order_across_2_32),
 	};

@@ -17,24 +17,36 @@
 
 static struct elv_sim_report rep;
 
-/* Run a scenario under the named policies (those built in) at the given scale. */
+/*
+ * Run a scenario under the named policies at the given scale. Every policy named must be
+ * built in, and the report must hold one result for each: a missing policy is a failure,
+ * never a test that checks less.
+ */
 static unsigned run(const char *scn, const char *const *names, double scale)
 {
 	const struct elv_policy *p[8];
 	struct elv_sim_scn_opts o;
 	unsigned n = 0;
+	int idx = elv_sim_scenario_find(scn);
 
-	for (; *names; names++)
-		if (elv_policy_find(*names))
-			p[n++] = elv_policy_find(*names);
+	for (; *names; names++) {
+		assert_true(n < sizeof(p) / sizeof(p[0]));
+		p[n] = elv_policy_find(*names);
+		if (!p[n])
+			fail_msg("policy %s is not built in", *names);
+		n++;
+	}
+	assert_true(n > 0);
+	assert_true(idx >= 0);
 	memset(&o, 0, sizeof(o));
 	o.seed = 1;
 	o.scale = scale;
-	assert_int_equal(elv_sim_scenario_run((unsigned)elv_sim_scenario_find(scn), p, n, &o,
-					      &rep), 0);
+	assert_int_equal(elv_sim_scenario_run((unsigned)idx, p, n, &o, &rep), 0);
+	assert_int_equal(rep.nr, n);
 	return n;
 }
 
+/* The result of @policy in the last report; a missing one fails the test. */
 static const struct elv_sim_scn_result *res(const char *policy)
 {
 	unsigned i;
@@ -42,6 +54,7 @@ static const struct elv_sim_scn_result *res(const char *policy)
 	for (i = 0; i < rep.nr; i++)
 		if (strcmp(rep.res[i].run.policy, policy) == 0)
 			return &rep.res[i];
+	fail_msg("no result for policy %s", policy);
 	return NULL;
 }
 
@@ -49,6 +62,7 @@ static void test_seek_sort(void **state)
 {
 	static const char *const pol[] = { "noop", "anticipatory", NULL };
 	const struct elv_sim_scn_result *r;
+	double d, t;
 
 	(void)state;
 	run("seek-sort", pol, 0.5);
@@ -56,14 +70,10 @@ static void test_seek_sort(void **state)
 	assert_true(fabs(r->run.mean_seek_sectors / 320000.0 - 1) < 0.03);
 	/* Seek time falls far less than seek distance. */
 	r = res("anticipatory");
-	if (r) {
-		double d = r->run.mean_seek_sectors / res("noop")->run.mean_seek_sectors;
-		double t = r->run.mean_seek_ms / res("noop")->run.mean_seek_ms;
-
-		assert_true(fabs(r->run.mean_seek_sectors * (r->run.mean_queued + 1) / 960000 - 1)
-			    < 0.10);
-		assert_true(t > 2 * d);
-	}
+	d = r->run.mean_seek_sectors / res("noop")->run.mean_seek_sectors;
+	t = r->run.mean_seek_ms / res("noop")->run.mean_seek_ms;
+	assert_true(fabs(r->run.mean_seek_sectors * (r->run.mean_queued + 1) / 960000 - 1) < 0.10);
+	assert_true(t > 2 * d);
 	elv_sim_report_free(&rep);
 }
 
@@ -113,8 +123,6 @@ static void test_write_bomb_cfq(void **state)
 	const struct elv_sim_scn_result *n, *c;
 
 	(void)state;
-	if (!elv_policy_find("cfq"))
-		skip();
 	run("write-bomb", pol, 0.2);
 	n = res("noop");
 	c = res("cfq");
@@ -129,8 +137,6 @@ static void test_stream_vs_small_files(void **state)
 	const struct elv_sim_scn_result *d, *a;
 
 	(void)state;
-	if (!elv_policy_find("anticipatory"))
-		skip();
 	run("stream-vs-small-files", pol, 0.05);
 	d = res("deadline");
 	a = res("anticipatory");
@@ -149,6 +155,8 @@ static void test_postmark_usb(void **state)
 
 	(void)state;
 	n = run("postmark-usb", pol, 1);
+	assert_int_equal(n, 4);
+	assert_string_equal(rep.res[0].run.policy, "noop");
 	for (i = 1; i < n; i++)
 		assert_true(rep.res[0].run.makespan_s <= rep.res[i].run.makespan_s);
 	assert_true(rep.res[0].run.dev.switch_merges > 0);
