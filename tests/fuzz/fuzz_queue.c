@@ -6,7 +6,8 @@
  * the input; sanitizers catch what the model cannot see.
  *
  * ELV_FUZZ_EXCLUDE (environment, comma-separated policy names) leaves policies out, for
- * example one whose known bug would otherwise stop every run.
+ * example one whose known bug would otherwise stop every run. A name that is no built-in
+ * policy, or a list that leaves none, stops the fuzzer at once: it never runs empty.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -37,12 +38,37 @@ static int fq_listed(const char *list, const char *name)
 	return 0;
 }
 
+/* Every name in @list must be a built-in policy: a typo would fuzz the wrong set. */
+static void fq_check_names(const char *list)
+{
+	char name[64];
+
+	while (list && *list) {
+		size_t n = strcspn(list, ",");
+
+		if (n == 0 || n >= sizeof(name)) {
+			fprintf(stderr, "ELV_FUZZ_EXCLUDE: bad list \"%s\"\n", list);
+			abort();
+		}
+		memcpy(name, list, n);
+		name[n] = 0;
+		if (!elv_policy_find(name)) {
+			fprintf(stderr, "ELV_FUZZ_EXCLUDE: no policy named \"%s\"\n", name);
+			abort();
+		}
+		list += n;
+		if (*list == ',')
+			list++;
+	}
+}
+
 static void fq_setup(struct em *m)
 {
 	const char *ex = getenv("ELV_FUZZ_EXCLUDE");
 	const struct elv_policy *p;
 	unsigned i;
 
+	fq_check_names(ex);
 	m->npols = 0;
 	for (i = 0; (p = elv_policy_at(i)) != NULL && m->npols < EM_MAX_POLS; i++) {
 		if (fq_listed(ex, elv_policy_name(p)))
@@ -53,6 +79,10 @@ static void fq_setup(struct em *m)
 	}
 	m->mem = fq_mem;
 	m->mem_cap = sizeof(fq_mem);
+	if (m->npols == 0) {
+		fprintf(stderr, "fuzz_queue: ELV_FUZZ_EXCLUDE leaves no policy to fuzz\n");
+		abort();
+	}
 }
 
 static void fq_die(struct em *m, const struct em_config *c, size_t n)
@@ -81,8 +111,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fq_setup(m);
 		fq_ready = 1;
 	}
-	if (m->npols == 0)
-		return 0;
 	memset(&src, 0, sizeof(src));
 	src.p = data;
 	src.n = size;

@@ -22,7 +22,7 @@ usage() {
 [ $# -ge 1 ] || usage
 seconds=$1
 shift
-case $seconds in '' | *[!0-9]*) usage ;; esac
+case $seconds in '' | *[!0-9]* | 0) usage ;; esac # libFuzzer reads 0 s as "no limit"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 lib=${ELV_FUZZ_LIB:-$root}
@@ -67,16 +67,30 @@ done
 work=$out/corpus
 art=$out/artifacts
 log=$out/fuzz_queue.log
+seeds=$root/tests/fuzz/corpus/queue
 mkdir -p "$work" "$art"
+nseeds=$(find "$seeds" -type f 2>/dev/null | wc -l)
+if [ "$nseeds" -eq 0 ]; then
+	echo "fuzz_queue: no seed inputs in ${seeds#"$root"/}" >&2
+	exit 1
+fi
 rc=0
+rm -f "$log"
 "$bin" -max_total_time="$seconds" -print_final_stats=1 -max_len=512 -timeout=20 \
-	-artifact_prefix="$art/" "$@" "$work" "$root/tests/fuzz/corpus/queue" >"$log" 2>&1 || rc=$?
+	-artifact_prefix="$art/" "$@" "$work" "$seeds" >"$log" 2>&1 || rc=$?
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 execs=${execs:-0}
 units=$(find "$work" -type f | wc -l)
 if [ "$rc" -ne 0 ]; then
 	echo "fuzz_queue: FAILED (status $rc) after $execs executions; log: $log"
 	grep -E "VIOLATION|ERROR|SUMMARY|Test unit written" "$log" | head -n 20 || true
+	exit 1
+fi
+# A run that executed fewer inputs than the seed corpus holds did not fuzz: wrong options, a
+# target that returns at once, or a build that never reached the fuzzing loop.
+if [ "$execs" -lt "$nseeds" ]; then
+	echo "fuzz_queue: FAILED: $execs executions, fewer than the $nseeds seed inputs; log: $log"
+	tail -n 20 "$log"
 	exit 1
 fi
 echo "fuzz_queue: ${seconds} s, $execs executions, $units corpus files, no finding"

@@ -18,7 +18,7 @@ usage() {
 [ $# -ge 1 ] || usage
 seconds=$1
 shift
-case $seconds in '' | *[!0-9]*) usage ;; esac
+case $seconds in '' | *[!0-9]* | 0) usage ;; esac # libFuzzer reads 0 s as "no limit"
 formats=("$@")
 [ ${#formats[@]} -gt 0 ] || formats=(blktrace blkparse msr fio)
 
@@ -57,6 +57,7 @@ run_one() {
 }
 
 jobs_max=${ELV_FUZZ_JOBS:-2}
+rm -f "$out"/fuzz_trace_*.rc "$out"/fuzz_trace_*.log # no verdict from an earlier run
 for fmt in "${formats[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
 		wait -n || true
@@ -69,15 +70,22 @@ failed=0
 total=0
 for fmt in "${formats[@]}"; do
 	log=$out/fuzz_trace_$fmt.log
-	rc=$(cat "$out/fuzz_trace_$fmt.rc")
+	rc=$(cat "$out/fuzz_trace_$fmt.rc" 2>/dev/null || echo missing)
+	[ "$rc" = missing ] && rc=1
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	units=$(find "$out/corpus/trace_$fmt" -type f | wc -l)
 	execs=${execs:-0}
+	nseeds=$(find "$root/tests/fuzz/corpus/trace_$fmt" -type f 2>/dev/null | wc -l)
 	total=$((total + execs))
 	if [ "$rc" -ne 0 ]; then
 		failed=$((failed + 1))
 		echo "fuzz_trace_$fmt: FAILED (status $rc) after $execs executions; log: ${log#"$root"/}"
 		grep -E "ERROR|SUMMARY|Test unit written" "$log" | head -n 20 || true
+	elif [ "$nseeds" -eq 0 ] || [ "$execs" -lt "$nseeds" ]; then
+		# No seeds, or fewer executions than seeds: the target did not really fuzz.
+		failed=$((failed + 1))
+		echo "fuzz_trace_$fmt: FAILED: $execs executions for $nseeds seed inputs; log: ${log#"$root"/}"
+		tail -n 20 "$log"
 	else
 		echo "fuzz_trace_$fmt: ${seconds} s, $execs executions, $units corpus files, no finding"
 	fi
