@@ -71,5 +71,13 @@ cmake -S "$root/tests/embedded" -B "$build" \
 	-DELV_LIB_DEFINITIONS="$lib_defs" -DELV_LIB_OPTIONS="$lib_flags" >"$build_root/$target.configure.log" ||
 	{ cat "$build_root/$target.configure.log"; exit 1; }
 cmake --build "$build" -j "$jobs"
-echo "run.sh: running the suite on $target"
+# Every tests/<area>/test_<unit>.c outside tests/sim must be registered: one lost from the
+# build would otherwise shrink the suite without a word.
+want=$(find "$root/tests" -mindepth 2 -maxdepth 2 -name 'test_*.c' ! -path '*/tests/sim/*' | wc -l)
+have=$(ctest --test-dir "$build" -N | grep -c '^ *Test *#' || true)
+if [ "$have" -ne "$want" ]; then
+	echo "run.sh: $have tests registered for $target, expected $want" >&2
+	exit 1
+fi
+echo "run.sh: running the suite on $target ($have tests)"
 ctest --test-dir "$build" -j "$jobs" --output-on-failure --no-tests=error

@@ -31,3 +31,19 @@ ci_ctest() {
 	shift
 	(cd "$ELV_CI_DIR/$name" && ctest --output-on-failure --no-tests=error -j"$ELV_JOBS" "$@")
 }
+
+# ci_expect_suite <name>: every tests/<area>/test_<unit>.c is registered with ctest in
+# build-ci/<name>, so that a test lost from the build fails CI instead of shrinking it.
+ci_expect_suite() {
+	local name=$1 listed missing=() src unit
+	listed=$(cd "$ELV_CI_DIR/$name" && ctest -N | sed -n 's/^ *Test *#[0-9]*: //p')
+	for src in tests/*/test_*.c; do
+		unit=$(basename "$src" .c)
+		grep -qx "$unit" <<<"$listed" || missing+=("$unit")
+	done
+	if [ "${#missing[@]}" -ne 0 ]; then
+		echo "ctest in build-ci/$name lacks: ${missing[*]}" >&2
+		return 1
+	fi
+	echo "ctest in build-ci/$name: $(wc -l <<<"$listed") tests, every tests/*/test_*.c among them"
+}

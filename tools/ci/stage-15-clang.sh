@@ -3,4 +3,5 @@
 source "$(dirname "$0")/common.sh"
 ci_configure clang -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug
 ci_build clang
+ci_expect_suite clang
 ci_ctest clang
