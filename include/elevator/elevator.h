@@ -27,10 +27,17 @@ extern "C" {
  * @{
  */
 
-/** @brief Major version: the ABI changes only when this does (SONAME follows it). */
+/**
+ * @brief Major version. From 1.0 on the ABI breaks only when this moves, and the SONAME is
+ * libelevator.so.MAJOR.
+ */
 #define ELV_VERSION_MAJOR 0
-/** @brief Minor version: new features, ABI compatible within a major version. */
-#define ELV_VERSION_MINOR 1
+/**
+ * @brief Minor version: new features. In 0.x the minor acts as the major: 0.1 and 0.2 may be
+ * ABI-incompatible, and the SONAME is libelevator.so.0.MINOR. From 1.0 on, compatible within
+ * a major version.
+ */
+#define ELV_VERSION_MINOR 2
 /** @brief Patch version: fixes only. */
 #define ELV_VERSION_PATCH 0
 /** @brief The version as one number: MAJOR * 10000 + MINOR * 100 + PATCH. */
@@ -199,13 +206,21 @@ enum elv_trace_type {
 	ELV_TRACE_EXPIRE = 9     /**< A deadline expired and forced FIFO order. */
 };
 
-/** @brief One trace event. Pointers are valid only during the callback. */
+/**
+ * @brief One trace event. Pointers are valid only during the callback.
+ *
+ * The library builds the event and may grow it at its end in a later version; @c size says
+ * how much of it this library filled in, so a host reads a field only when
+ * @c size >= offsetof(struct elv_trace_event, field) + sizeof(field).
+ */
 struct elv_trace_event {
 	uint64_t now;                    /**< Host time of the event (ns). */
 	uint64_t arg;                    /**< Event-specific value (merge kind, idle ns). */
 	const struct elv_request *rq;    /**< The request concerned, or NULL. */
 	const struct elv_request *other; /**< Second request (merges), or NULL. */
 	uint8_t type;                    /**< enum elv_trace_type. */
+	uint8_t reserved8[3];            /**< Reserved, zero. */
+	uint32_t size;                   /**< sizeof(struct elv_trace_event) in the library. */
 };
 
 /** @brief Device traits the host knows; policies adapt to them (all zero means "unknown"). */
@@ -248,6 +263,13 @@ struct elv_config {
 	/** Told every trace event; keep it short. NULL costs one branch per event. */
 	void (*trace)(void *ctx, const struct elv_trace_event *ev);
 	void *ctx; /**< Passed to every callback. */
+	/**
+	 * Reserved room for later fields, zero. A later version carves new fields out of it
+	 * (zero meaning their default), so the struct keeps its size; a queue refuses a
+	 * configuration with a non-zero reserved word (ELV_EINVAL), so a host written for a
+	 * newer version fails loudly on an older library instead of being ignored.
+	 */
+	uint64_t reserved[4];
 };
 
 /** @brief Counters kept by every queue, whatever its policy. */
@@ -265,6 +287,12 @@ struct elv_stats {
 	uint64_t idle_count;   /**< Number of idle periods started. */
 	uint32_t queued;       /**< Requests held now and not dispatched. */
 	uint32_t in_flight;    /**< Requests dispatched and not completed now. */
+	/**
+	 * Reserved room for later counters; elv_stats() writes zero here. A later version
+	 * takes new counters from it, so the struct keeps its size and a counter this library
+	 * does not keep reads as zero.
+	 */
+	uint64_t reserved[6];
 };
 
 /** @brief Flags for elv_dispatch(). */

@@ -25,6 +25,8 @@ void elv_trace_emit(struct elv_queue *q, uint8_t type, const struct elv_request 
 	ev.rq = rq;
 	ev.other = other;
 	ev.type = type;
+	ev.reserved8[0] = ev.reserved8[1] = ev.reserved8[2] = 0;
+	ev.size = (uint32_t)sizeof(ev);
 	q->cfg.trace(q->cfg.ctx, &ev);
 }
 
@@ -102,6 +104,8 @@ static int elv_config_ok(const struct elv_config *cfg)
 {
 	return !cfg || ((cfg->no_merges | cfg->dev.rotational | cfg->dev.zoned) <= 1 &&
 			(cfg->reserved8[0] | cfg->reserved8[1] | cfg->reserved8[2]) == 0 &&
+			(cfg->reserved[0] | cfg->reserved[1] | cfg->reserved[2] |
+			 cfg->reserved[3]) == 0 &&
 			cfg->nr_requests <= ELV_MAX_NR_REQUESTS);
 }
 

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# ABI hygiene of the shared library: it exports only elv_* functions and data, its SONAME
-# follows the major version, no library object calls a clock, and an ELV_NO_MALLOC build
-# calls no allocator.
+# ABI hygiene of the shared library: it exports exactly the functions and data declared
+# ELV_API in the installed library headers (elevator.h, policy.h) - no helper is exported that
+# the headers do not promise, and nothing promised is missing -, its SONAME is the ABI version
+# (libelevator.so.0.MINOR in 0.x, libelevator.so.MAJOR from 1.0), no library object calls a
+# clock, and an ELV_NO_MALLOC build calls no allocator. The ABI itself is checked against its
+# baseline by stage-56-abi.sh.
 source "$(dirname "$0")/common.sh"
+source tools/abi/abi-lib.sh
 ci_configure symbols -DCMAKE_BUILD_TYPE=Release \
 	-DELV_BUILD_TESTS=OFF -DELV_BUILD_EXAMPLES=OFF -DELV_BUILD_TOOLS=OFF
 ci_build symbols --target elevator
-so=$(find "$ELV_CI_DIR/symbols" -maxdepth 1 -name 'libelevator.so.*.*' | head -n1)
+so=$(find "$ELV_CI_DIR/symbols" -maxdepth 1 -type f -name 'libelevator.so.*' | head -n1)
 test -n "$so" || { echo "no libelevator.so built" >&2; exit 1; }
 
-major=$(sed -n 's/^#define ELV_VERSION_MAJOR \([0-9]*\)$/\1/p' include/elevator/elevator.h)
+abi=$(elv_abi_key include/elevator/elevator.h)
 soname=$(objdump -p "$so" | awk '$1 == "SONAME" { print $2 }')
-if [ "$soname" != "libelevator.so.$major" ]; then
-	echo "SONAME is '$soname', expected libelevator.so.$major" >&2
+if [ "$soname" != "libelevator.so.$abi" ]; then
+	echo "SONAME is '$soname', expected libelevator.so.$abi" >&2
 	exit 1
 fi
 
@@ -26,6 +30,28 @@ if [ -n "$stray" ]; then
 fi
 if [ "$count" -eq 0 ]; then
 	echo "no elv_* symbol is exported" >&2
+	exit 1
+fi
+
+# What the headers promise: the name declared after ELV_API on each declaration line.
+declared=$(grep -h '^ELV_API' include/elevator/elevator.h include/elevator/policy.h |
+	sed 's/^\(ELV_API[^(;]*\).*/\1/' | grep -o '[A-Za-z_][A-Za-z0-9_]*$' | LC_ALL=C sort -u)
+ndeclared=$(echo "$declared" | grep -c . || true)
+unpromised=$(LC_ALL=C comm -13 <(echo "$declared") <(echo "$exported" | grep '^elv_'))
+missing=$(LC_ALL=C comm -23 <(echo "$declared") <(echo "$exported" | grep '^elv_'))
+if [ -n "$unpromised" ]; then
+	echo "exported but not declared ELV_API in elevator.h or policy.h (hide them, or" >&2
+	echo "declare them there as supported API):" >&2
+	echo "$unpromised" | sed 's/^/  /' >&2
+	exit 1
+fi
+if [ -n "$missing" ]; then
+	echo "declared ELV_API in elevator.h or policy.h but not exported:" >&2
+	echo "$missing" | sed 's/^/  /' >&2
+	exit 1
+fi
+if [ "$ndeclared" -ne "$count" ]; then
+	echo "$ndeclared declarations against $count exported symbols" >&2
 	exit 1
 fi
 
@@ -46,5 +72,6 @@ if [ -n "$alloc" ]; then
 	echo "$alloc" >&2
 	exit 1
 fi
-echo "symbols: $soname exports $count elv_* symbols and nothing else; no clock reads;"
+echo "symbols: $soname exports the $count elv_* symbols its headers declare and nothing else;"
+echo "symbols: no clock reads;"
 echo "symbols: the ELV_NO_MALLOC build calls no allocator"
