@@ -354,11 +354,66 @@ static inline int elv_fifo_inherit(struct elv_request *rq, struct elv_request *n
 /* ---- seek scoring -------------------------------------------------------------------- */
 
 /**
- * @brief Of two candidate requests, the one cheaper to reach from head position @p last.
+ * @brief The cost of reaching @p sector from head position @p last: the one seek rule.
  *
- * Forward distance counts once; a backward seek of at most @p back_max sectors counts
- * @p back_penalty times; farther back "wraps" and loses to any non-wrapped request (among
- * wrapped ones the lower sector wins). Ties go to the higher sector. Either may be NULL.
+ * A forward seek costs its distance. A backward seek of at most @p back_max sectors costs
+ * its distance times @p back_penalty, saturating at UINT64_MAX rather than wrapping past
+ * 64 bits. Farther back is a "wrap" (sweep back to the start, then forward again): the
+ * function returns 1 and the cost is the sector itself, so that among wraps the lower
+ * sector goes first. Compare the returned flags first, then the costs.
+ *
+ * @param sector Start sector of the candidate.
+ * @param last Head position (where the previous request ended).
+ * @param back_max Farthest backward seek, in sectors, not treated as a wrap.
+ * @param back_penalty Cost factor of a backward seek.
+ * @param[out] cost The cost as described above.
+ * @return 1 for a wrap, else 0.
+ */
+static inline int elv_seek_cost(uint64_t sector, uint64_t last, uint64_t back_max,
+				uint32_t back_penalty, uint64_t *cost)
+{
+	uint64_t back = last - sector;
+
+	if (sector >= last) {
+		*cost = sector - last;
+		return 0;
+	}
+	if (back > back_max) {
+		*cost = sector;
+		return 1;
+	}
+	/* Below 2^32 sectors back the product of two 32-bit numbers fits: no division. */
+	if (back > UINT32_MAX && back_penalty != 0 && back > UINT64_MAX / back_penalty)
+		*cost = UINT64_MAX;
+	else
+		*cost = back * back_penalty;
+	return 0;
+}
+
+/**
+ * @brief Of two distinct candidate requests, both non-NULL, the one cheaper to reach from
+ * head position @p last by elv_seek_cost(): a wrap loses to any other seek, then the lower
+ * cost wins, equal costs go to the higher sector (keep moving forward) and full ties to
+ * @p r1. Inline for policies' hot paths; elv_seek_choose() is the same with NULL checks.
+ */
+static inline struct elv_request *elv_seek_pick(struct elv_request *r1, struct elv_request *r2,
+						uint64_t last, uint64_t back_max,
+						uint32_t back_penalty)
+{
+	uint64_t c1, c2;
+	int w1 = elv_seek_cost(r1->sector, last, back_max, back_penalty, &c1);
+	int w2 = elv_seek_cost(r2->sector, last, back_max, back_penalty, &c2);
+
+	if (w1 != w2)
+		return w1 ? r2 : r1;
+	if (c1 != c2)
+		return c2 < c1 ? r2 : r1;
+	return r2->sector > r1->sector ? r2 : r1;
+}
+
+/**
+ * @brief Of two candidate requests, the one cheaper to reach from head position @p last
+ * (see elv_seek_pick() for the rule). Either may be NULL, or both the same request.
  */
 ELV_API struct elv_request *elv_seek_choose(const struct elv_request *r1,
 					    const struct elv_request *r2, uint64_t last,

@@ -224,45 +224,14 @@ static uint64_t as_window_end(const struct as_data *ad)
 
 /* ---- elevator order ------------------------------------------------------------------ */
 
-/*
- * The seek key of @sector from head @last for as_pick(): the forward distance, or twice a
- * short backward one, or for a wrap the forward distance around the end of the sector space,
- * so that wraps rank after everything else, the lower sector first. Valid while @last is
- * below the top 2 * AS_MAX_BACK sectors (as_keys_ok()).
- */
-static ELV_SPEED_INLINE uint64_t as_key(uint64_t sector, uint64_t last)
-{
-	if (sector < last && last - sector <= AS_MAX_BACK)
-		return AS_BACK_PENALTY * (last - sector);
-	return sector - last;
-}
-
-static int as_keys_ok(uint64_t last)
-{
-	return last <= UINT64_MAX - 2u * AS_MAX_BACK;
-}
-
-/* elv_seek_choose() for two distinct requests, by key: equal keys go to the higher sector,
- * full ties to @a. */
-static ELV_SPEED_INLINE struct elv_request *as_pick(uint64_t last, struct elv_request *a,
-						    struct elv_request *b)
-{
-	uint64_t ka = as_key(a->sector, last), kb = as_key(b->sector, last);
-
-	if (ka != kb)
-		return kb < ka ? b : a;
-	return b->sector > a->sector ? b : a;
-}
-
-/* elv_seek_choose(a, b, last, AS_MAX_BACK, AS_BACK_PENALTY); inline where speed counts. */
+/* The better next request of @a and @b (either may be NULL) seen from head @last: the
+ * library's seek rule, backward seeks of up to AS_MAX_BACK sectors at AS_BACK_PENALTY. */
 static AS_SHARED struct elv_request *as_choose(uint64_t last, struct elv_request *a,
 					       struct elv_request *b)
 {
-	if (!AS_FAST || !as_keys_ok(last))
-		return elv_seek_choose(a, b, last, AS_MAX_BACK, AS_BACK_PENALTY);
 	if (!a || a == b)
 		return b;
-	return b ? as_pick(last, a, b) : a;
+	return b ? elv_seek_pick(a, b, last, AS_MAX_BACK, AS_BACK_PENALTY) : a;
 }
 
 /* The request before @rq in sector order, without a call where speed counts. */
@@ -710,7 +679,7 @@ static AS_COLD void as_link_fast(struct as_dir *d, struct elv_request *rq)
 {
 	elv_list_add_tail(&d->fifo, &rq->ELV_PRIVATE(fifo));
 	d->nr_queued++;
-	d->next_rq = d->next_rq ? as_pick(d->last_sector, rq, d->next_rq) : rq;
+	d->next_rq = as_choose(d->last_sector, rq, d->next_rq);
 	elv_sort_add(&d->sort, rq);
 }
 
@@ -726,7 +695,7 @@ static void as_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	struct elv_stream *s = rq->stream;
 	struct elv_list *tail = d->fifo.prev;
 
-	if (!AS_FAST || as_waiting(ad) || ad->ghost || !as_keys_ok(d->last_sector) ||
+	if (!AS_FAST || as_waiting(ad) || ad->ghost ||
 	    (tail != &d->fifo && elv_rq_seq_cmp(elv_list_rq(tail), rq) > 0)) {
 		as_add_slow(q, rq, now);
 		return;

@@ -167,7 +167,6 @@ struct cfq_data {
 	uint64_t last_end_busy; /* last completion of an RT or BE request */
 	uint64_t epoch; /* tells our in-flight stamps from those of an earlier instance */
 	uint64_t pos_seq; /* next position-tree filing number */
-	uint64_t seek_top; /* cfq_seek_key() holds up to this head (CFQ_FAST builds) */
 	uint64_t ttime_cap[2]; /* think-time sample cap for slice_idle, group_idle */
 
 	/* tunables (internal units: ns, requests, KiB) */
@@ -349,7 +348,7 @@ static CFQ_SHARED uint64_t cfq_ttime_cap(int64_t idle)
 }
 
 /* What the hot paths derive from tunables, worked out once: whether idling is allowed at
- * all (idle_mode or the device), think-time caps, the range of the seek keys. */
+ * all (idle_mode or the device), think-time caps. */
 static void cfq_tunable_changed(struct elv_queue *q, const struct elv_tunable *t)
 {
 	struct cfq_data *cd = cfq_data(q);
@@ -362,9 +361,6 @@ static void cfq_tunable_changed(struct elv_queue *q, const struct elv_tunable *t
 				 (dev->rotational || dev->queue_depth <= 1)));
 	cd->ttime_cap[0] = cfq_ttime_cap(cd->slice_idle);
 	cd->ttime_cap[1] = cfq_ttime_cap(cd->group_idle);
-	if (CFQ_FAST)
-		cd->seek_top = UINT64_MAX - (uint64_t)(CFQ_SMALL(cd, back_seek_max) * 2u) *
-						CFQ_SMALL(cd, back_seek_penalty);
 }
 
 static int cfq_nonrot(const struct elv_queue *q)
@@ -797,27 +793,10 @@ static ELV_SPEED_INLINE int cfq_rank_diff(const struct elv_request *r1,
 	return cfq_rq_rank(r1) - cfq_rq_rank(r2);
 }
 
-/*
- * elv_seek_choose()'s cost as one number: the forward distance, a backward one of at most
- * @back_max times @penalty, or for a wrap the distance forward around the end of the sector
- * space. Wraps then rank after every other seek, the lower sector first, and no product
- * saturates, as long as @last + @back_max * @penalty fits 64 bits (cfq_data.seek_top).
- */
-static ELV_SPEED_INLINE uint64_t cfq_seek_key(uint64_t sector, uint64_t last, uint32_t back_max,
-					      uint32_t penalty)
-{
-	if (sector < last && last - sector <= back_max)
-		return (last - sector) * penalty;
-	return sector - last;
-}
-
-
 static ELV_SPEED_INLINE struct elv_request *cfq_choose_req(const struct cfq_data *cd,
 							   struct elv_request *r1,
 							   struct elv_request *r2, uint64_t last)
 {
-	uint32_t back_max, penalty;
-	uint64_t k1, k2;
 	int rank;
 
 	if (!r1 || r1 == r2)
@@ -827,16 +806,9 @@ static ELV_SPEED_INLINE struct elv_request *cfq_choose_req(const struct cfq_data
 	rank = cfq_rank_diff(r1, r2);
 	if (rank)
 		return rank > 0 ? r1 : r2;
-	back_max = CFQ_SMALL(cd, back_seek_max) * 2u;
-	penalty = CFQ_SMALL(cd, back_seek_penalty);
-	if (!CFQ_FAST || last > cd->seek_top)
-		return elv_seek_choose(r1, r2, last, back_max, penalty);
-	/* the same choice: the lower key, equal keys to the higher sector, full ties to @r1 */
-	k1 = cfq_seek_key(r1->sector, last, back_max, penalty);
-	k2 = cfq_seek_key(r2->sector, last, back_max, penalty);
-	if (k1 != k2)
-		return k2 < k1 ? r2 : r1;
-	return r2->sector > r1->sector ? r2 : r1;
+	/* back_seek_max is in KiB: twice as many sectors */
+	return elv_seek_pick(r1, r2, last, CFQ_SMALL(cd, back_seek_max) * 2u,
+			     CFQ_SMALL(cd, back_seek_penalty));
 }
 
 /* The request before @rq in sector order, without a call where speed counts. */
