@@ -308,6 +308,57 @@ ELV_API struct elv_request *elv_sort_find(const struct elv_rb_root *t, uint64_t 
  */
 ELV_API int elv_rb_check(const struct elv_rb_root *t);
 
+/* ---- host time ----------------------------------------------------------------------- */
+
+/**
+ * @name Host time
+ * Host time is a free-running 64-bit nanosecond counter that may start anywhere and wrap
+ * past 2^64 to 0, so times are compared by their difference (serial-number arithmetic), never
+ * with < or >: @p a is after @p b when a - b, read as a signed value, is positive. That holds
+ * while the two are less than 2^63 ns (292 years) apart. A deadline is the plain wrapping sum
+ * now + delta. The core never hands a policy a time earlier than one it already handed it.
+ */
+/** @{ */
+/** @brief 1 when time @p a is later than time @p b (wraparound-safe). */
+static inline int elv_time_after(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b) > 0;
+}
+/** @brief 1 when time @p a is earlier than time @p b (wraparound-safe). */
+static inline int elv_time_before(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b) < 0;
+}
+/** @brief 1 when time @p a is @p b or later (wraparound-safe). */
+static inline int elv_time_after_eq(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b) >= 0;
+}
+/** @brief 1 when time @p a is @p b or earlier (wraparound-safe). */
+static inline int elv_time_before_eq(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b) <= 0;
+}
+/**
+ * @brief Event time @p t as a next_event() hook reports it: ELV_TIME_NEVER means "no event",
+ * so a real event that falls exactly on it is reported one nanosecond later (0, which
+ * compares as later). Store timers through it when ELV_TIME_NEVER marks a disarmed one.
+ */
+static inline uint64_t elv_time_event(uint64_t t)
+{
+	return t == ELV_TIME_NEVER ? 0 : t;
+}
+/** @brief The earlier of two event times, where ELV_TIME_NEVER is later than any event. */
+static inline uint64_t elv_time_first(uint64_t a, uint64_t b)
+{
+	if (a == ELV_TIME_NEVER)
+		return b;
+	if (b == ELV_TIME_NEVER)
+		return a;
+	return elv_time_before(b, a) ? b : a;
+}
+/** @} */
+
 /* ---- FIFO with expiry ---------------------------------------------------------------- */
 
 /** @brief Append @p rq (arrival time already in its time field) to a FIFO. */

@@ -15,5 +15,5 @@ int elv_fifo_expired(const struct elv_list *fifo, uint64_t now, uint64_t expire)
 {
 	const struct elv_request *rq = elv_list_first_rq(fifo);
 
-	return rq && now >= rq->time && now - rq->time >= expire;
+	return rq && elv_time_after_eq(now, rq->time + expire);
 }

@@ -270,12 +270,11 @@ static AS_SHARED struct elv_request *as_fifo_expired(struct as_data *ad, int dir
 	uint64_t expire = (uint64_t)ad->expire[dir];
 	struct elv_request *rq;
 
-	if (as_dist(now, d->last_check_fifo) < expire)
+	if (now - d->last_check_fifo < expire)
 		return NULL;
 	d->last_check_fifo = now;
 	rq = elv_list_first_rq(&d->fifo);
-	return rq && now >= rq->ELV_PRIVATE(time) && now - rq->ELV_PRIVATE(time) >= expire ? rq
-												: NULL;
+	return rq && elv_time_after_eq(now, rq->ELV_PRIVATE(time) + expire) ? rq : NULL;
 }
 
 /* ---- per-stream history -------------------------------------------------------------- */
@@ -323,8 +322,8 @@ static ELV_SPEED_INLINE uint64_t as_think_time(const struct elv_queue *q,
 {
 	uint64_t ttime;
 
-	if (!(st->flags & AS_ST_RUNNING) || st->nr_queued != 0 || now <= st->last_end ||
-	    as_has_requeued(q, s))
+	if (!(st->flags & AS_ST_RUNNING) || st->nr_queued != 0 ||
+	    elv_time_before_eq(now, st->last_end) || as_has_requeued(q, s))
 		return 0;
 	ttime = now - st->last_end;
 	return ttime < AS_MAX_THINK ? ttime : AS_MAX_THINK - 1u;
@@ -400,7 +399,8 @@ static int as_close_req(const struct as_data *ad, const struct as_stream *st,
 	uint64_t last = ad->dir[ad->batch_dir].last_sector;
 	uint64_t delay = 0, delta, dist = as_dist(rq->sector, last);
 
-	if (ad->antic_status != AS_ANTIC_OFF && ad->ioc_finished && now > ad->antic_start)
+	if (ad->antic_status != AS_ANTIC_OFF && ad->ioc_finished &&
+	    elv_time_after(now, ad->antic_start))
 		delay = now - ad->antic_start;
 	/* Whole milliseconds waited; below 21 ms the division fits 32 bits. */
 	if (delay < AS_NSEC_PER_MS)
@@ -428,7 +428,8 @@ static AS_COLD unsigned as_can_break_slow(const struct elv_queue *q, struct as_d
 
 	/* The window has run out (the host has not called at its end yet), or the device
 	 * handed a request of the stream back. */
-	if ((ad->ioc_finished && now >= as_window_end(ad)) || as_has_requeued(q, s))
+	if ((ad->ioc_finished && elv_time_after_eq(now, as_window_end(ad))) ||
+	    as_has_requeued(q, s))
 		return AS_STAT_BREAKS;
 	if (rq && elv_rq_is_sync(rq) && as_close_req(ad, st, rq, now)) {
 		/* A cooperating stream works the same area: count its request as ours. */
@@ -477,7 +478,7 @@ static void as_antic_stop(struct elv_queue *q, struct as_data *ad, uint64_t now,
 		return;
 	if (ad->antic_status == AS_ANTIC_WAIT_NEXT) {
 		end = as_window_end(ad);
-		elv_idle_stop(q, now < end ? now : end);
+		elv_idle_stop(q, elv_time_before(now, end) ? now : end);
 	}
 	ad->antic_status = AS_ANTIC_FINISHED;
 	ad->stat[why]++;
@@ -488,7 +489,7 @@ static void as_antic_stop(struct elv_queue *q, struct as_data *ad, uint64_t now,
 /* Host time moves on: a window that has passed is a timeout. */
 static AS_COLD void as_tick_wait(struct elv_queue *q, struct as_data *ad, uint64_t now)
 {
-	if (now >= as_window_end(ad))
+	if (elv_time_after_eq(now, as_window_end(ad)))
 		as_antic_stop(q, ad, now, AS_STAT_TIMEOUTS);
 }
 
@@ -502,7 +503,7 @@ static void as_tick(struct elv_queue *q, struct as_data *ad, uint64_t now)
 static AS_COLD void as_wait_next(struct elv_queue *q, struct as_data *ad, uint64_t now)
 {
 	ad->antic_status = AS_ANTIC_WAIT_NEXT;
-	if (now >= as_window_end(ad))
+	if (elv_time_after_eq(now, as_window_end(ad)))
 		as_antic_stop(q, ad, now, AS_STAT_TIMEOUTS);
 	else
 		elv_idle_start(q, now);
@@ -555,7 +556,8 @@ static AS_COLD void as_judge_ghost(struct as_data *ad, const struct elv_request 
 static void as_update_write_batch(struct as_data *ad, uint64_t now)
 {
 	uint64_t target = (uint64_t)ad->batch_expire[ELV_DIR_WRITE];
-	uint64_t wtime = now > ad->write_batch_start ? now - ad->write_batch_start : 0;
+	uint64_t wtime = elv_time_after(now, ad->write_batch_start) ? now - ad->write_batch_start
+								     : 0;
 
 	if (wtime > target && !(ad->batch_flags & AS_WB_IDLED)) {
 		if (wtime > 3u * target)
@@ -590,7 +592,7 @@ static int as_batch_expired(const struct as_data *ad, uint64_t now)
 {
 	if (ad->batch_flags & (AS_CHANGED_BATCH | AS_NEW_BATCH))
 		return 0;
-	return now > ad->batch_expires ||
+	return elv_time_after(now, ad->batch_expires) ||
 	       (ad->batch_dir == ELV_DIR_WRITE && ad->current_write_count == 0);
 }
 
@@ -928,7 +930,7 @@ static struct elv_request *as_dispatch(struct elv_queue *q, uint64_t now, int fo
 
 	if (!AS_FAST || force || ad->antic_status != AS_ANTIC_OFF ||
 	    (ad->batch_flags & AS_CHANGED_BATCH) || !rq ||
-	    as_dist(now, d->last_check_fifo) >= (uint64_t)ad->expire[ad->batch_dir])
+	    now - d->last_check_fifo >= (uint64_t)ad->expire[ad->batch_dir])
 		return as_dispatch_slow(q, ad, now, force);
 	if (ad->batch_dir == ELV_DIR_READ) {
 		if (ad->dir[ELV_DIR_WRITE].nr_queued && as_batch_expired(ad, now))
@@ -1012,7 +1014,7 @@ static uint64_t as_next_event(const struct elv_queue *q)
 	if (ad->antic_status != AS_ANTIC_WAIT_NEXT ||
 	    ad->dir[ELV_DIR_READ].nr_queued + ad->dir[ELV_DIR_WRITE].nr_queued == 0)
 		return ELV_TIME_NEVER;
-	return as_window_end(ad);
+	return elv_time_event(as_window_end(ad));
 }
 
 static void as_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now)

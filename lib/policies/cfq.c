@@ -227,7 +227,7 @@ static struct cfq_stream *cfq_stream(struct elv_stream *s)
 
 static int cfq_before(uint64_t a, uint64_t b)
 {
-	return (int64_t)(a - b) < 0;
+	return elv_time_before(a, b);
 }
 
 static CFQ_SHARED int64_t cfq_left(uint64_t end, uint64_t now)
@@ -905,7 +905,7 @@ static void cfq_arm_slice_timer(struct elv_queue *q, struct cfq_data *cd, uint64
 	if (group && (cd->busy_queues > 1 || cfq_ttime_big(cd, &cq->st->ttime, 1)))
 		return;
 	cq->flags |= CFQQ_WAIT_REQUEST;
-	cd->idle_end = now + (uint64_t)(group ? cd->group_idle : cd->slice_idle);
+	cd->idle_end = elv_time_event(now + (uint64_t)(group ? cd->group_idle : cd->slice_idle));
 	cd->quiet = 0;
 	cfq_count(cd, CFQ_ST_IDLE_WAITS);
 	elv_idle_start(q, now);
@@ -1012,7 +1012,7 @@ static struct cfq_queue *cfq_get_next_queue(struct cfq_data *cd, uint64_t now)
 	if (cd->serving_class == CFQ_IDLE) {
 		grace = cd->last_end_busy + (uint64_t)CFQ_IDLE_GRACE;
 		if (cfq_before(now, grace)) {
-			cd->grace_end = grace;
+			cd->grace_end = elv_time_event(grace);
 			cd->quiet = 0;
 			return NULL;
 		}
@@ -1612,7 +1612,7 @@ static uint64_t cfq_next_event(const struct elv_queue *q)
 
 	if (!cd->rq_queued)
 		return ELV_TIME_NEVER;
-	return cd->idle_end < cd->grace_end ? cd->idle_end : cd->grace_end;
+	return elv_time_first(cd->idle_end, cd->grace_end);
 }
 
 static void cfq_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now)

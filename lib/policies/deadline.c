@@ -122,7 +122,7 @@ static int dl_locate(const struct dl_data *d, const struct elv_request *rq)
 
 static inline int dl_expired(const struct elv_request *rq, uint64_t now, int64_t expire)
 {
-	return now >= rq->time && now - rq->time >= (uint64_t)expire;
+	return elv_time_after_eq(now, rq->time + (uint64_t)expire);
 }
 
 /* Did the oldest request of either FIFO of a level (@lv: its two dl_dir) arrive by @t? */
@@ -131,7 +131,7 @@ static inline int dl_head_arrived_by(const struct dl_dir *lv, uint64_t t)
 	const struct elv_request *r = elv_list_first_rq(&lv[0].fifo);
 	const struct elv_request *w = elv_list_first_rq(&lv[1].fifo);
 
-	return (r && r->time <= t) || (w && w->time <= t);
+	return (r && elv_time_before_eq(r->time, t)) || (w && elv_time_before_eq(w->time, t));
 }
 
 /* Take @rq out of tree @i and its FIFO; returns the request after it in sector order. */
@@ -310,15 +310,15 @@ static DL_NOINLINE struct elv_request *dl_dispatch_slow(struct elv_queue *q, str
 	struct dl_pick p;
 	unsigned l;
 
-	/* Requests that arrived by now - prio_aging_expire have aged (none before that time). */
-	if ((busy & (busy - 1)) && now >= aging) {
+	/* Requests that arrived by now - prio_aging_expire have aged (wrapping difference). */
+	if (busy & (busy - 1)) {
 		old = now - aging;
 		for (l = DL_BE; l < DL_NR_LEVELS; l++) {
 			/* A FIFO's head is its oldest request: when neither head of the level has
 			 * aged (or the level is empty), no pick of it can have, and the probe is
 			 * skipped. */
 			if (dl_head_arrived_by(&d->dir[2 * l], old) && dl_pick(d, l, now, &p) &&
-			    p.rq->time <= old) {
+			    elv_time_before_eq(p.rq->time, old)) {
 				d->stats[DL_ST_AGED]++;
 				goto commit;
 			}
@@ -410,7 +410,7 @@ static int dl_check_dir(const struct dl_data *d, unsigned i)
 		rq = elv_list_rq(pos);
 		if (rq->state != ELV_RQ_QUEUED || dl_locate(d, rq) != (int)i ||
 		    (ELV_PRIO_CLASS(rq->ioprio) != ELV_PRIO_NONE && dl_index(rq) != i) ||
-		    (prev && (elv_rq_seq_cmp(prev, rq) >= 0 || prev->time > rq->time)))
+		    (prev && (elv_rq_seq_cmp(prev, rq) >= 0 || elv_time_after(prev->time, rq->time))))
 			return ELV_EINVAL;
 	}
 	if (pos->next != &dd->fifo || t != NULL ||
