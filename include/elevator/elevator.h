@@ -9,6 +9,32 @@
  * never allocates (except elv_queue_create()), never reads a clock and keeps no global state.
  *
  * One queue is used under one lock, the host's. Separate queues need no coordination.
+ *
+ * @par Time
+ * @c now is a free-running 64-bit nanosecond counter: it may start anywhere and wrap past
+ * 2^64 to 0. The library compares times by their difference (serial-number arithmetic, the
+ * elv_time_after() family in policy.h), so times it compares must be less than 2^63 ns (292
+ * years) apart; a host comparing elv_next_event() with its clock does the same. Each queue
+ * keeps the latest time it has seen: a call whose @c now is earlier (unsynchronised clocks,
+ * a clock stepped back) works at that latest time instead, so a queue's time never runs
+ * backwards and a step back delays no request. Calls that are refused do not move the clock.
+ *
+ * @par Callbacks
+ * The host's callbacks (allow_merge, merge and trace in struct elv_config, and the function
+ * given to elv_drain()) run inside a call on the queue. While one runs, every call on that
+ * same queue that would change it (elv_add(), elv_dispatch(), elv_complete(), elv_requeue(),
+ * elv_cancel(), elv_drain(), elv_switch(), elv_stream_init(), elv_stream_exit(),
+ * elv_stream_set_prio(), elv_tunable_set(), elv_queue_exit(), elv_queue_destroy()) returns
+ * ELV_EBUSY and changes nothing. The getters elv_queue_policy(), elv_next_event(),
+ * elv_stats(), elv_policy_stat() and elv_tunable_get() work; elv_queue_check() returns
+ * ELV_EBUSY, since the queue may be between two steps of one call. Other queues may be used
+ * freely, and a request handed back to the host (an absorbed one in the merge callback, a
+ * drained one in elv_drain()'s function) may go to another queue at once.
+ *
+ * @par After elv_queue_exit()
+ * Once elv_queue_exit() has succeeded, every call on that queue fails with ELV_EINVAL
+ * (elv_next_event() returns ELV_TIME_NEVER, elv_queue_policy() NULL) and changes nothing,
+ * until the host gives the memory to elv_queue_init() again or reuses it.
  */
 #ifndef ELEVATOR_ELEVATOR_H
 #define ELEVATOR_ELEVATOR_H
@@ -235,7 +261,9 @@ struct elv_device_traits {
 /**
  * @brief Queue configuration. Zero-initialise it; a zero field means "default".
  *
- * All callbacks are optional and receive @c ctx.
+ * All callbacks are optional and receive @c ctx. They run inside a call on the queue: there
+ * they may read it (elv_stats(), elv_next_event(), ...) and use other queues, but every call
+ * on the same queue that would change it returns ELV_EBUSY (see "Callbacks" in elevator.h).
  */
 struct elv_config {
 	struct elv_device_traits dev; /**< What the device is like. */
@@ -246,7 +274,8 @@ struct elv_config {
 	uint8_t reserved8[3]; /**< Reserved, zero. */
 	/**
 	 * Veto a merge: return non-zero to allow @p next to be joined onto @p rq
-	 * (@p next follows @p rq on disk). Called before the library changes anything.
+	 * (@p next follows @p rq on disk). Called before the library changes anything; it must
+	 * not change @p rq or @p next, and calls that would change the queue return ELV_EBUSY.
 	 */
 	int (*allow_merge)(void *ctx, const struct elv_request *rq, const struct elv_request *next,
 			   enum elv_merge_kind kind);
@@ -256,11 +285,16 @@ struct elv_config {
 	 * @p into still shows its extent before the merge (the library grows it right after).
 	 * Completing @p into completes both. For
 	 * ELV_MERGE_BACK and ELV_MERGE_REQ @p absorbed follows @p into on disk; for
-	 * ELV_MERGE_FRONT it precedes it. Called after allow_merge() agreed.
+	 * ELV_MERGE_FRONT it precedes it. Called after allow_merge() agreed. @p absorbed may go
+	 * to another queue here; calls on this queue that would change it (adding @p absorbed
+	 * again, say) return ELV_EBUSY, and @p into's public fields must stay as they are.
 	 */
 	void (*merge)(void *ctx, struct elv_request *into, struct elv_request *absorbed,
 		      enum elv_merge_kind kind);
-	/** Told every trace event; keep it short. NULL costs one branch per event. */
+	/**
+	 * Told every trace event; keep it short. NULL costs one branch per event. Calls on the
+	 * queue that would change it return ELV_EBUSY here.
+	 */
 	void (*trace)(void *ctx, const struct elv_trace_event *ev);
 	void *ctx; /**< Passed to every callback. */
 	/**
@@ -328,6 +362,13 @@ ELV_API const char *elv_strerror(int err);
 
 /**
  * @brief Reset a request to the state the library expects before its first elv_add().
+ *
+ * Call it once, when the host creates the descriptor that embeds @p rq (or zero the request
+ * instead). Never call it on a request the library holds (added and not yet completed,
+ * cancelled, drained or absorbed by a merge): that erases the links that keep the request
+ * in the queue, the queue may then hand it out twice, and the library cannot detect it. To
+ * submit a descriptor again, set its public fields and call elv_add(), which refuses a
+ * request still held with ELV_EBUSY.
  * @param rq request to reset (all fields zeroed).
  */
 ELV_API void elv_request_init(struct elv_request *rq);
@@ -397,9 +438,13 @@ ELV_API int elv_queue_init(struct elv_queue **out, void *mem, size_t len,
 			   const struct elv_policy *p, const struct elv_config *cfg);
 /**
  * @brief Tear a queue down. It must hold no request and no stream.
+ *
+ * Afterwards every call on @p q fails with ELV_EINVAL (see "After elv_queue_exit()" above)
+ * until the memory is reused.
  * @retval 0 success; the memory is the caller's again.
- * @retval ELV_EBUSY requests are queued or in flight, or streams are registered.
- * @retval ELV_EINVAL @p q is NULL.
+ * @retval ELV_EBUSY requests are queued or in flight, or streams are registered, or called
+ *         from one of the queue's callbacks.
+ * @retval ELV_EINVAL @p q is NULL or already torn down.
  */
 ELV_API int elv_queue_exit(struct elv_queue *q);
 /**
@@ -409,11 +454,12 @@ ELV_API int elv_queue_exit(struct elv_queue *q);
 ELV_API int elv_queue_create(struct elv_queue **out, const struct elv_policy *p,
 			     const struct elv_config *cfg);
 /**
- * @brief Tear down and free a queue from elv_queue_create().
+ * @brief Tear down and free a queue from elv_queue_create(); nothing is freed when the
+ * teardown fails. After success @p q is gone: no call may use it.
  * @retval 0, ELV_EBUSY or ELV_EINVAL as elv_queue_exit(); ELV_ENOSYS without malloc.
  */
 ELV_API int elv_queue_destroy(struct elv_queue *q);
-/** @brief The policy a queue runs now (NULL for NULL). */
+/** @brief The policy a queue runs now (NULL for NULL or a torn-down queue). Usable in callbacks. */
 ELV_API const struct elv_policy *elv_queue_policy(const struct elv_queue *q);
 
 /**
@@ -422,22 +468,27 @@ ELV_API const struct elv_policy *elv_queue_policy(const struct elv_queue *q);
  * @param s stream, zeroed by the host before its first registration (a stream that looks
  *          registered is refused with ELV_EBUSY); its @c ioprio must already be set (0 means
  *          best effort, level 4).
- * @param now host time (ns).
+ * @param now host time (ns); an earlier time than the queue has seen counts as that time.
  * @retval 0 success.
- * @retval ELV_EINVAL NULL argument or invalid priority.
- * @retval ELV_EBUSY @p s is registered already.
+ * @retval ELV_EINVAL NULL argument or invalid priority, or @p q is torn down.
+ * @retval ELV_EBUSY @p s is registered already, or called from one of the queue's callbacks.
  */
 ELV_API int elv_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now);
 /**
  * @brief Retire a stream. It must hold no queued or in-flight request.
+ * @param q queue.
+ * @param s stream registered with @p q.
+ * @param now host time (ns); an earlier time than the queue has seen counts as that time.
  * @retval 0 success.
- * @retval ELV_EBUSY requests of this stream are still held by the library.
- * @retval ELV_EINVAL NULL argument, or @p s is not registered with @p q.
+ * @retval ELV_EBUSY requests of this stream are still held by the library, or called from
+ *         one of the queue's callbacks.
+ * @retval ELV_EINVAL NULL argument, @p s is not registered with @p q, or @p q is torn down.
  */
 ELV_API int elv_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t now);
 /**
  * @brief Change a registered stream's I/O priority; it applies to its next slice or request.
- * @retval 0 success; ELV_EINVAL bad argument.
+ * @retval 0 success; ELV_EINVAL bad argument or torn-down queue; ELV_EBUSY called from one of
+ *         the queue's callbacks.
  */
 ELV_API int elv_stream_set_prio(struct elv_queue *q, struct elv_stream *s, uint8_t ioprio);
 
@@ -445,18 +496,21 @@ ELV_API int elv_stream_set_prio(struct elv_queue *q, struct elv_stream *s, uint8
  * @brief Hand a request to the queue.
  * @param q queue.
  * @param rq request with its public fields set and not held by the library.
- * @param now host time (ns), never earlier than the previous call's.
+ * @param now host time (ns), the request's arrival time; an earlier time than the queue has
+ *        seen counts as that time.
  * @retval 0 queued.
  * @retval 1 merged into a queued request (the merge callback ran); @p rq is the host's again.
- * @retval ELV_EINVAL NULL, zero length, unknown op or flag, bad priority or stream.
+ * @retval ELV_EINVAL NULL, zero length, unknown op or flag, bad priority or stream, or @p q
+ *         is torn down.
  * @retval ELV_EOVERFLOW sector + nr_sectors passes 2^64.
- * @retval ELV_EBUSY @p rq is already held by a queue.
+ * @retval ELV_EBUSY @p rq is already held by a queue, or called from one of the queue's
+ *         callbacks.
  */
 ELV_API int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now);
 /**
  * @brief Take the next request for the device.
  * @param q queue.
- * @param now host time (ns).
+ * @param now host time (ns); an earlier time than the queue has seen counts as that time.
  * @param flags enum elv_dispatch_flags.
  * @param[out] out the request, now in flight.
  * @retval 0 a request was returned.
@@ -464,35 +518,57 @@ ELV_API int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now);
  *         purpose (then elv_next_event() tells when to call again), or it waits for requests
  *         in flight to complete before it changes direction (then the next elv_complete()
  *         is the moment to call again).
- * @retval ELV_EINVAL NULL argument or unknown flag.
+ * @retval ELV_EINVAL NULL argument or unknown flag, or @p q is torn down.
+ * @retval ELV_EBUSY called from one of the queue's callbacks.
  */
 ELV_API int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags,
 			 struct elv_request **out);
 /**
  * @brief When the host must call elv_dispatch() again even if nothing else happens.
- * @return an absolute host time (ns), or ELV_TIME_NEVER (also for NULL).
+ *
+ * The time may wrap past 2^64: the host is due when (int64_t)(t - now) <= 0, not when
+ * t <= now. An event that falls exactly on ELV_TIME_NEVER is reported as 0, one nanosecond
+ * later. Usable in callbacks.
+ * @return an absolute host time (ns), or ELV_TIME_NEVER when no timed action is pending, for
+ *         NULL, and for a torn-down queue (the function has no error channel).
  */
 ELV_API uint64_t elv_next_event(const struct elv_queue *q);
 /**
  * @brief Report that the device finished a dispatched request; it is the host's again.
- * @retval 0 success; ELV_EINVAL NULL or the request is not in flight.
+ * @param q queue.
+ * @param rq request dispatched by @p q.
+ * @param now host time (ns); an earlier time than the queue has seen counts as that time.
+ * @retval 0 success.
+ * @retval ELV_EINVAL NULL, the request is not in flight from @p q, or @p q is torn down.
+ * @retval ELV_EBUSY called from one of the queue's callbacks.
  */
 ELV_API int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now);
 /**
  * @brief Give back a dispatched request the device refused (BUSY); it is dispatched again first.
- * @retval 0 success; ELV_EINVAL NULL or the request is not in flight.
+ * @param q queue.
+ * @param rq request dispatched by @p q.
+ * @param now host time (ns); an earlier time than the queue has seen counts as that time.
+ * @retval 0 success.
+ * @retval ELV_EINVAL NULL, the request is not in flight from @p q, or @p q is torn down.
+ * @retval ELV_EBUSY called from one of the queue's callbacks.
  */
 ELV_API int elv_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now);
 /**
  * @brief Withdraw a request that was added and not dispatched; it is the host's again.
- * @retval 0 success; ELV_EINVAL NULL or the request is not queued (in flight, or not held).
+ * @retval 0 success.
+ * @retval ELV_EINVAL NULL, the request is not queued in @p q (in flight, or not held), or
+ *         @p q is torn down.
+ * @retval ELV_EBUSY called from one of the queue's callbacks.
  */
 ELV_API int elv_cancel(struct elv_queue *q, struct elv_request *rq);
 /**
  * @brief Return every queued (not in flight) request through @p fn: first those the device
  * gave back (elv_requeue()), then the rest in arrival order. Requests in flight stay in flight.
- * Each request is the host's again when @p fn sees it; @p fn must not call back into @p q.
- * @return the number of requests returned, or ELV_EINVAL for a NULL argument.
+ * Each request is the host's again when @p fn sees it. @p fn runs as a callback: calls on
+ * @p q that would change it return ELV_EBUSY (see "Callbacks" above); it may hand the
+ * request to another queue.
+ * @return the number of requests returned; ELV_EINVAL for a NULL argument or a torn-down
+ *         queue; ELV_EBUSY when called from one of the queue's callbacks.
  */
 ELV_API int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg);
 /**
@@ -501,35 +577,42 @@ ELV_API int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg);
  * Every queued request moves to the new policy in arrival order, barriers keep their place,
  * requests in flight complete through the new policy, registered streams are carried over.
  * @retval 0 success.
- * @retval ELV_EINVAL NULL or malformed policy.
+ * @param q queue.
+ * @param p policy to run from now on.
+ * @param now host time (ns); an earlier time than the queue has seen counts as that time.
+ * @retval 0 success.
+ * @retval ELV_EINVAL NULL or malformed policy, or @p q is torn down (it stays torn down).
  * @retval ELV_ENOSPC the queue's memory is too small for @p p (size it with
  *         elv_queue_size_any()); nothing changed.
+ * @retval ELV_EBUSY called from one of the queue's callbacks.
  */
 ELV_API int elv_switch(struct elv_queue *q, const struct elv_policy *p, uint64_t now);
 
 /**
- * @brief Read a tunable of the queue's policy, in its documented unit.
- * @retval 0 success; ELV_ENOENT unknown name; ELV_EINVAL NULL argument.
+ * @brief Read a tunable of the queue's policy, in its documented unit. Usable in callbacks.
+ * @retval 0 success; ELV_ENOENT unknown name; ELV_EINVAL NULL argument or torn-down queue.
  */
 ELV_API int elv_tunable_get(const struct elv_queue *q, const char *name, int64_t *value);
 /**
  * @brief Set a tunable of the queue's policy, in its documented unit.
  * @retval 0 success.
  * @retval ELV_ENOENT unknown name; ELV_ERANGE outside [min, max] (old value kept);
- *         ELV_EINVAL NULL argument.
+ *         ELV_EINVAL NULL argument or torn-down queue; ELV_EBUSY called from one of the
+ *         queue's callbacks.
  */
 ELV_API int elv_tunable_set(struct elv_queue *q, const char *name, int64_t value);
 
 /**
- * @brief Copy the queue's counters.
- * @retval 0 success; ELV_EINVAL NULL argument.
+ * @brief Copy the queue's counters. Usable in callbacks.
+ * @retval 0 success; ELV_EINVAL NULL argument or torn-down queue.
  */
 ELV_API int elv_stats(const struct elv_queue *q, struct elv_stats *st);
 /**
  * @brief Read the i-th policy-specific counter (anticipation hits, slices, ...).
  * @param[out] name its name, static.
  * @param[out] value its value.
- * @retval 0 success; ELV_ENOENT past the last; ELV_EINVAL NULL argument.
+ * @retval 0 success; ELV_ENOENT past the last; ELV_EINVAL NULL argument or torn-down queue.
+ * Usable in callbacks.
  */
 ELV_API int elv_policy_stat(const struct elv_queue *q, unsigned i, const char **name,
 			    uint64_t *value);
@@ -537,8 +620,9 @@ ELV_API int elv_policy_stat(const struct elv_queue *q, unsigned i, const char **
 /**
  * @brief Check every invariant of the queue and its policy (tests call it after each step).
  * It walks every request, so it costs O(queued requests + hash buckets).
- * @return 0 when consistent, ELV_EINVAL at the first violation found (or for NULL),
- * ELV_ENOSYS in builds with ELV_NO_CHECK.
+ * @return 0 when consistent, ELV_EINVAL at the first violation found (or for NULL or a
+ * torn-down queue), ELV_EBUSY when called from one of the queue's callbacks (the queue may
+ * be between two steps of one call), ELV_ENOSYS in builds with ELV_NO_CHECK.
  */
 ELV_API int elv_queue_check(const struct elv_queue *q);
 

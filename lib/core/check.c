@@ -84,7 +84,13 @@ int elv_queue_check(const struct elv_queue *q)
 {
 	uint32_t n;
 
-	if (!q || !q->policy)
+	if (!q || !q->policy || q->gate == ELV_GATE_EXITED)
+		return ELV_EINVAL;
+	/* Inside a callback the queue may be between two steps of one call. */
+	if (q->gate != ELV_GATE_OPEN)
+		return ELV_EBUSY;
+	/* Time never runs back: an idle period cannot have begun after the latest time seen. */
+	if (q->idling && (!q->clock_set || elv_time_after(q->idle_since, q->now)))
 		return ELV_EINVAL;
 	if (elv_check_list(&q->requeue, ELV_RQ_REQUEUED, &n) || n != q->nr_requeued)
 		return ELV_EINVAL;

@@ -66,9 +66,16 @@ struct elv_queue {
 	uint32_t nr_barriers;    /* barriers on the held list */
 	uint32_t seq;            /* next arrival sequence number */
 	uint64_t idle_since;     /* valid while idling */
-	uint64_t now;            /* latest host time seen: for calls that take none (cancel, drain) */
+	uint64_t now;            /* latest host time seen (valid once clock_set): calls clamp to it */
 	uint8_t idling;
+	uint8_t clock_set;       /* a call has brought a host time */
+	uint8_t gate;            /* ELV_GATE_*: whether calls that change the queue may run */
 };
+
+/* Queue gate: open, inside a host callback (changes refused), or torn down (all refused). */
+#define ELV_GATE_OPEN 0u
+#define ELV_GATE_CALLBACK 1u
+#define ELV_GATE_EXITED 2u
 
 /* hash.c; the per-request operations are inline because every add and dispatch uses them. */
 void elv_hash_init(struct elv_hash *h, struct elv_request **buckets, uint8_t *starts,
@@ -183,6 +190,26 @@ static inline struct elv_request *elv_policy_find_next(struct elv_queue *q,
 	do {                                                                                   \
 		if (ELV_UNLIKELY((q)->cfg.trace != NULL))                                      \
 			elv_trace_emit(q, type, rq, other, arg, now);                          \
+	} while (0)
+
+/*
+ * The error for a call that would change @q, or 0 when it may go ahead: ELV_EINVAL for NULL or
+ * a queue torn down by elv_queue_exit(), ELV_EBUSY while one of its host callbacks runs.
+ */
+static inline int elv_gate_err(const struct elv_queue *q)
+{
+	if (!q || q->gate == ELV_GATE_EXITED)
+		return ELV_EINVAL;
+	return q->gate != ELV_GATE_OPEN ? ELV_EBUSY : 0;
+}
+
+/* Bracket a call into the host (merge, allow_merge, trace, drain fn): calls back are refused. */
+#define ELV_CALLBACK(q, call)                                                                  \
+	do {                                                                                   \
+		uint8_t elv_gate_saved_ = (q)->gate;                                           \
+		(q)->gate = ELV_GATE_CALLBACK;                                                 \
+		call;                                                                          \
+		(q)->gate = elv_gate_saved_;                                                   \
 	} while (0)
 
 /* queue.c helpers shared with merge.c */

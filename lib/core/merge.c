@@ -6,19 +6,25 @@
  */
 #include "elv_internal.h"
 
-/* The policy's and the host's vetoes, which few queues have: out of the common path. */
-static int elv_merge_allowed(const struct elv_queue *q, const struct elv_request *a,
+/*
+ * The policy's and the host's vetoes, which few queues have: out of the common path. The host's
+ * runs as a callback: calls back into @q that would change it are refused meanwhile.
+ */
+static int elv_merge_allowed(struct elv_queue *q, const struct elv_request *a,
 			     const struct elv_request *b, enum elv_merge_kind kind)
 {
 	const struct elv_policy *p = q->policy;
+	int ok = 1;
 
 	if (p->allow_merge && !p->allow_merge(q, a, b))
 		return 0;
-	return !q->cfg.allow_merge || q->cfg.allow_merge(q->cfg.ctx, a, b, kind);
+	if (q->cfg.allow_merge)
+		ELV_CALLBACK(q, ok = q->cfg.allow_merge(q->cfg.ctx, a, b, kind));
+	return ok;
 }
 
 /* May @b (following @a on disk) be joined onto @a? @b may be a new request not yet queued. */
-static ELV_SPEED_INLINE int elv_can_merge(const struct elv_queue *q, const struct elv_request *a,
+static ELV_SPEED_INLINE int elv_can_merge(struct elv_queue *q, const struct elv_request *a,
 					  const struct elv_request *b, enum elv_merge_kind kind)
 {
 	uint64_t len = (uint64_t)a->nr_sectors + b->nr_sectors;
@@ -76,7 +82,7 @@ static ELV_SPEED_INLINE void elv_join(struct elv_queue *q, struct elv_request *k
 	elv_trace(q, ELV_TRACE_MERGE, keep, gone, (uint64_t)kind, q->now);
 	elv_rq_release(q, gone);
 	if (q->cfg.merge)
-		q->cfg.merge(q->cfg.ctx, keep, gone, kind);
+		ELV_CALLBACK(q, q->cfg.merge(q->cfg.ctx, keep, gone, kind));
 	if (kind == ELV_MERGE_FRONT) {
 		/* The end is unchanged: the hash entry stays, only the start filter moves. */
 		elv_hash_start_dec(&q->hash, keep->sector);

@@ -27,7 +27,21 @@ void elv_trace_emit(struct elv_queue *q, uint8_t type, const struct elv_request 
 	ev.type = type;
 	ev.reserved8[0] = ev.reserved8[1] = ev.reserved8[2] = 0;
 	ev.size = (uint32_t)sizeof(ev);
-	q->cfg.trace(q->cfg.ctx, &ev);
+	ELV_CALLBACK(q, q->cfg.trace(q->cfg.ctx, &ev));
+}
+
+/*
+ * The time a call works at: the host's @now, or the latest time the queue has seen when the
+ * host's clock went back (unsynchronised clocks), so policies never see time run backwards.
+ * Call it once the call's arguments are known to be valid: a refused call changes nothing.
+ */
+static inline uint64_t elv_clock(struct elv_queue *q, uint64_t now)
+{
+	if (ELV_LIKELY(q->clock_set) && elv_time_before(now, q->now))
+		return q->now;
+	q->clock_set = 1;
+	q->now = now;
+	return now;
 }
 
 /* The request leaves the library: the host owns it again. */
@@ -178,14 +192,17 @@ int elv_queue_init(struct elv_queue **out, void *mem, size_t len, const struct e
 
 int elv_queue_exit(struct elv_queue *q)
 {
-	if (!q)
-		return ELV_EINVAL;
+	int err = elv_gate_err(q);
+
+	if (err)
+		return err;
 	if (q->nr_queued || q->nr_held || q->nr_requeued || q->nr_in_flight ||
 	    !elv_list_empty(&q->streams))
 		return ELV_EBUSY;
 	if (q->idling)
 		elv_idle_stop(q, q->idle_since);
 	q->policy = NULL;
+	q->gate = ELV_GATE_EXITED; /* every later call is refused until the memory is reused */
 	return 0;
 }
 
@@ -228,10 +245,15 @@ static int elv_prio_ok(uint8_t p)
 
 int elv_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 {
-	if (!q || !s || !elv_prio_ok(s->ioprio))
+	int err = elv_gate_err(q);
+
+	if (err)
+		return err;
+	if (!s || !elv_prio_ok(s->ioprio))
 		return ELV_EINVAL;
 	if (s->flags & ELV_STREAM_REGISTERED)
 		return ELV_EBUSY; /* registered here or with another queue */
+	now = elv_clock(q, now);
 	s->flags = ELV_STREAM_REGISTERED;
 	s->pad = 0;
 	s->nr_rq = 0;
@@ -245,10 +267,15 @@ int elv_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 
 int elv_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 {
-	if (!q || !s || !elv_stream_of(q, s))
+	int err = elv_gate_err(q);
+
+	if (err)
+		return err;
+	if (!s || !elv_stream_of(q, s))
 		return ELV_EINVAL;
 	if (s->nr_rq)
 		return ELV_EBUSY;
+	now = elv_clock(q, now);
 	if (q->policy->stream_exit)
 		q->policy->stream_exit(q, s, now);
 	elv_list_del(&s->link);
@@ -259,7 +286,11 @@ int elv_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 
 int elv_stream_set_prio(struct elv_queue *q, struct elv_stream *s, uint8_t ioprio)
 {
-	if (!q || !s || !elv_stream_of(q, s) || !elv_prio_ok(ioprio))
+	int err = elv_gate_err(q);
+
+	if (err)
+		return err;
+	if (!s || !elv_stream_of(q, s) || !elv_prio_ok(ioprio))
 		return ELV_EINVAL;
 	s->ioprio = ioprio;
 	return 0;
@@ -394,16 +425,16 @@ int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	int err;
 
-	if (ELV_UNLIKELY(!q || !rq))
-		return ELV_EINVAL;
+	if (ELV_UNLIKELY(!q || !rq || q->gate != ELV_GATE_OPEN))
+		return rq ? elv_gate_err(q) : ELV_EINVAL;
 	if (ELV_UNLIKELY(elv_add_suspect(q, rq))) {
 		err = elv_add_check(q, rq);
 		if (err)
 			return err;
 	}
+	now = elv_clock(q, now);
 	rq->time = now;
 	rq->seq = q->seq++;
-	q->now = now;
 	q->stats.added++;
 	if (rq->stream)
 		rq->stream->nr_rq++;
@@ -469,9 +500,10 @@ int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_r
 {
 	struct elv_request *rq;
 
-	if (ELV_UNLIKELY(!q || !out || (flags & ~(unsigned)ELV_DISPATCH_FORCE)))
-		return ELV_EINVAL;
-	q->now = now; /* requests released from behind a barrier are added at this time */
+	if (ELV_UNLIKELY(!q || !out || (flags & ~(unsigned)ELV_DISPATCH_FORCE) ||
+			 q->gate != ELV_GATE_OPEN))
+		return out && !(flags & ~(unsigned)ELV_DISPATCH_FORCE) ? elv_gate_err(q) : ELV_EINVAL;
+	now = elv_clock(q, now); /* requests released from behind a barrier are added at it */
 	if (ELV_LIKELY(elv_list_empty(&q->requeue) && q->nr_queued))
 		rq = elv_pick_policy(q, now, (int)(flags & ELV_DISPATCH_FORCE));
 	else
@@ -488,26 +520,33 @@ int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_r
 
 uint64_t elv_next_event(const struct elv_queue *q)
 {
-	if (!q || !q->policy->next_event)
+	if (!q || q->gate == ELV_GATE_EXITED || !q->policy->next_event)
 		return ELV_TIME_NEVER;
 	return q->policy->next_event(q);
 }
 
-/* @rq came back from the device (completed or requeued): it must be in flight from @q. */
+/*
+ * @rq came back from the device (completed or requeued): it must be in flight from @q. On
+ * success *@now is the time the call works at.
+ */
 static ELV_SPEED_INLINE int elv_back_from_device(struct elv_queue *q, struct elv_request *rq,
-						 uint64_t now)
+						 uint64_t *now)
 {
-	if (ELV_UNLIKELY(!q || !rq || rq->state != ELV_RQ_DISPATCHED || rq->hlink.owner != q))
+	if (ELV_UNLIKELY(!q || q->gate != ELV_GATE_OPEN))
+		return elv_gate_err(q);
+	if (ELV_UNLIKELY(!rq || rq->state != ELV_RQ_DISPATCHED || rq->hlink.owner != q))
 		return ELV_EINVAL;
-	q->now = now;
+	*now = elv_clock(q, *now);
 	q->nr_in_flight--;
 	return 0;
 }
 
 int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
-	if (elv_back_from_device(q, rq, now))
-		return ELV_EINVAL;
+	int err = elv_back_from_device(q, rq, &now);
+
+	if (err)
+		return err;
 	q->stats.completed++;
 	if (q->complete)
 		q->complete(q, rq, now);
@@ -518,8 +557,10 @@ int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 
 int elv_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
-	if (elv_back_from_device(q, rq, now))
-		return ELV_EINVAL;
+	int err = elv_back_from_device(q, rq, &now);
+
+	if (err)
+		return err;
 	q->stats.requeued++;
 	if (q->policy->requeue)
 		q->policy->requeue(q, rq, now);
@@ -583,7 +624,11 @@ static void elv_cancelled(struct elv_queue *q, struct elv_request *rq)
 
 int elv_cancel(struct elv_queue *q, struct elv_request *rq)
 {
-	if (!q || !rq || !elv_owns_pending(q, rq))
+	int err = elv_gate_err(q);
+
+	if (err)
+		return err;
+	if (!rq || !elv_owns_pending(q, rq))
 		return ELV_EINVAL;
 	elv_unlink_pending(q, rq);
 	elv_cancelled(q, rq);
@@ -610,7 +655,7 @@ static int elv_drain_list(struct elv_queue *q, struct elv_list *list, elv_drain_
 	while ((rq = elv_list_first_rq(list)) != NULL) {
 		elv_list_del(&rq->fifo);
 		elv_cancelled(q, rq);
-		fn(arg, rq);
+		ELV_CALLBACK(q, fn(arg, rq));
 		n++;
 	}
 	return n;
@@ -618,9 +663,11 @@ static int elv_drain_list(struct elv_queue *q, struct elv_list *list, elv_drain_
 
 int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg)
 {
-	int n;
+	int n = elv_gate_err(q);
 
-	if (!q || !fn)
+	if (n)
+		return n;
+	if (!fn)
 		return ELV_EINVAL;
 	/* Requeued first, then the policy's requests oldest first, then the held ones. */
 	elv_policy_take_all(q, &q->requeue);
@@ -630,7 +677,7 @@ int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg)
 	n = elv_drain_list(q, &q->requeue, fn, arg);
 	n += elv_drain_list(q, &q->held, fn, arg);
 	if (q->idling)
-		elv_idle_stop(q, q->now > q->idle_since ? q->now : q->idle_since);
+		elv_idle_stop(q, q->now);
 	return n;
 }
 
@@ -639,12 +686,15 @@ int elv_switch(struct elv_queue *q, const struct elv_policy *p, uint64_t now)
 	struct elv_list tmp;
 	struct elv_list *l;
 	struct elv_request *rq;
+	int err = elv_gate_err(q);
 
-	if (!q || !elv_policy_ok(p))
+	if (err)
+		return err;
+	if (!elv_policy_ok(p))
 		return ELV_EINVAL;
 	if (ELV_ALIGN8(p->data_size) > q->data_room)
 		return ELV_ENOSPC;
-	q->now = now;
+	now = elv_clock(q, now);
 	elv_list_init(&tmp);
 	elv_policy_take_all(q, &tmp);
 	if (q->idling)
@@ -672,7 +722,7 @@ int elv_switch(struct elv_queue *q, const struct elv_policy *p, uint64_t now)
 
 int elv_stats(const struct elv_queue *q, struct elv_stats *st)
 {
-	if (!q || !st)
+	if (!q || !st || q->gate == ELV_GATE_EXITED)
 		return ELV_EINVAL;
 	*st = q->stats;
 	st->queued = q->nr_queued + q->nr_held + q->nr_requeued;
@@ -684,7 +734,7 @@ int elv_policy_stat(const struct elv_queue *q, unsigned i, const char **name, ui
 {
 	uint64_t vals[32];
 
-	if (!q || !name || !value)
+	if (!q || !name || !value || q->gate == ELV_GATE_EXITED)
 		return ELV_EINVAL;
 	if (i >= q->policy->nr_stats || !q->policy->stats || q->policy->nr_stats > 32)
 		return ELV_ENOENT;
@@ -717,7 +767,7 @@ void elv_idle_stop(struct elv_queue *q, uint64_t now)
 	if (!q->idling)
 		return;
 	q->idling = 0;
-	d = now > q->idle_since ? now - q->idle_since : 0;
+	d = elv_time_after(now, q->idle_since) ? now - q->idle_since : 0;
 	q->stats.idle_ns += d;
 	elv_trace(q, ELV_TRACE_IDLE_STOP, NULL, NULL, d, now);
 }

@@ -34,7 +34,7 @@ int elv_tunable_get(const struct elv_queue *q, const char *name, int64_t *value)
 	const struct elv_tunable *t;
 	int64_t raw;
 
-	if (!q || !name || !value)
+	if (!q || !name || !value || q->gate == ELV_GATE_EXITED)
 		return ELV_EINVAL;
 	t = elv_tunable_lookup(q, name);
 	if (!t)
@@ -49,8 +49,11 @@ int elv_tunable_get(const struct elv_queue *q, const char *name, int64_t *value)
 int elv_tunable_set(struct elv_queue *q, const char *name, int64_t value)
 {
 	const struct elv_tunable *t;
+	int err = elv_gate_err(q); /* torn down, or inside one of its callbacks */
 
-	if (!q || !name)
+	if (err)
+		return err;
+	if (!name)
 		return ELV_EINVAL;
 	t = elv_tunable_lookup(q, name);
 	if (!t)
