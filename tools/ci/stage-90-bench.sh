@@ -24,7 +24,7 @@ need = {"impl": str, "depth": int, "streams": int, "pattern": str, "ns_per_req":
 res = d["results"]
 impls = {r["impl"] for r in res}
 for want in ("noop", "deadline", "anticipatory", "cfq", "baseline-fifo", "baseline-sorted-list",
-             "baseline-hash-fifo"):
+             "baseline-hash-fifo", "baseline-rbtree-fifo"):
     assert want in impls, f"no results for {want}"
 for r in res:
     for k, t in need.items():
@@ -41,6 +41,17 @@ print(f"JSON schema: ok, {len(res)} cases, no allocations, "
       f"sizeof(struct elv_request) = {d['sizeof_request']}")
 PY
 
-# The instruction-count mode runs one case on its own (what --instr runs under callgrind).
-"$bench" --count deadline 64 0 random 1000
-echo "elvbench --count: ok"
+# The instruction-count mode runs one case on its own (what --instr runs under callgrind)
+# and prints one line with its figures.
+for impl in deadline baseline-rbtree-fifo; do
+	line=$("$bench" --count "$impl" 64 0 random 1000)
+	echo "$line"
+	echo "$line" | grep -Eq "^$impl depth 64 streams 0 random: [0-9]+ requests .* ns/req" ||
+		{ echo "elvbench --count $impl printed no result line" >&2; exit 1; }
+done
+help=$("$bench" --help)
+echo "$help" | grep -q '^usage: elvbench' || { echo "elvbench --help: no usage" >&2; exit 1; }
+version=$("$bench" --version)
+want="elvbench (libelevator) $(sed -n 's/^project(libelevator VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)"
+[ "$version" = "$want" ] || { echo "elvbench --version: '$version', expected '$want'" >&2; exit 1; }
+echo "elvbench --count, --help, --version: ok"

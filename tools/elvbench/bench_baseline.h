@@ -1,14 +1,16 @@
 /*
  * Reference baselines for elvbench, written here and not in the library: a FIFO list, the
  * classic one-way elevator that inserts into a sorted linked list (BSD disksort): requests at
- * or above the head position in ascending order, then those below it, ascending; and a floor
- * reference for noop (below).
+ * or above the head position in ascending order, then those below it, ascending; a floor
+ * reference for noop and a bare legacy deadline (both below).
  */
 #ifndef ELVBENCH_BASELINE_H
 #define ELVBENCH_BASELINE_H
 
 #include <stdint.h>
 #include <string.h>
+
+#include "elevator/policy.h"
 
 struct bnode {
 	struct bnode *next;
@@ -190,6 +192,125 @@ static FLOOR_ENTRY int floor_complete(struct floor_q *q, struct fnode *n)
 	n->state = FNODE_IDLE;
 	q->nr_in_flight--;
 	return 0;
+}
+
+/*
+ * "baseline-rbtree-fifo": the bare algorithm of the legacy (single-queue) deadline scheduler,
+ * to price what libelevator's deadline adds around it. Per direction (reads, writes) a
+ * sector-sorted red-black tree and a FIFO with an expiry time (500 ms and 5 s); requests are
+ * dispatched in ascending sector order in batches of at most 16 in one direction, reads before
+ * writes unless writes were passed over twice (writes_starved), and a batch starts at the
+ * FIFO head when that request has expired. Nothing else: no argument or state check, no
+ * merging (so no merge hash), no I/O priority levels, no barrier, requeue, stream, statistic,
+ * trace or tunable, no in-flight bookkeeping (a completion costs nothing).
+ *
+ * The tree is the library's red-black tree, reached through the primitives an out-of-tree
+ * policy uses (elv_rb_insert(), elv_rb_erase_next() in policy.h); the search, the FIFOs and
+ * the dispatch logic are written here. With the same tree on both sides, the difference to
+ * the deadline policy is the cost of the API, validation, merging and priorities, not of a
+ * different tree.
+ */
+struct rnode {
+	struct elv_rb_node rb;        /* in the sector tree of its direction */
+	struct rnode *fnext, *fprev;  /* in the FIFO of its direction */
+	uint64_t sector;
+	uint64_t expire;              /* arrival time + read or write expiry (ns) */
+	uint32_t nr_sectors;
+	uint8_t dir;                  /* 0 read, 1 write */
+};
+
+struct rbf_q {
+	struct elv_rb_root tree[2];
+	struct rnode *fhead[2], *ftail[2];
+	struct rnode *next[2];        /* where the current batch's sweep goes on */
+	uint64_t fifo_expire[2];      /* ns */
+	unsigned batching;            /* requests dispatched in the current batch */
+	unsigned fifo_batch;
+	unsigned starved;             /* read batches started while writes waited */
+	unsigned writes_starved;
+};
+
+static inline void rbf_init(struct rbf_q *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->fifo_expire[0] = 500 * ELV_NSEC_PER_MSEC;
+	q->fifo_expire[1] = 5000 * ELV_NSEC_PER_MSEC;
+	q->fifo_batch = 16;
+	q->writes_starved = 2;
+}
+
+static inline struct rnode *rbf_node(struct elv_rb_node *n)
+{
+	return n ? elv_container_of(n, struct rnode, rb) : NULL;
+}
+
+static FLOOR_ENTRY void rbf_add(struct rbf_q *q, struct rnode *n, uint64_t now)
+{
+	struct elv_rb_root *t = &q->tree[n->dir];
+	struct elv_rb_node **link = &t->root, *parent = NULL;
+	int leftmost = 1;
+
+	while (*link) {
+		parent = *link;
+		if (n->sector < rbf_node(parent)->sector) {
+			link = &parent->left;
+		} else {
+			link = &parent->right;
+			leftmost = 0;
+		}
+	}
+	elv_rb_insert(t, &n->rb, parent, link, leftmost);
+	n->expire = now + q->fifo_expire[n->dir];
+	n->fnext = NULL;
+	n->fprev = q->ftail[n->dir];
+	if (n->fprev)
+		n->fprev->fnext = n;
+	else
+		q->fhead[n->dir] = n;
+	q->ftail[n->dir] = n;
+}
+
+/* Take @n out of its tree and FIFO; the batch goes on with its successor in sector order. */
+static inline struct rnode *rbf_take(struct rbf_q *q, struct rnode *n)
+{
+	unsigned d = n->dir;
+
+	q->next[0] = q->next[1] = NULL;
+	q->next[d] = rbf_node(elv_rb_erase_next(&q->tree[d], &n->rb));
+	if (n->fprev)
+		n->fprev->fnext = n->fnext;
+	else
+		q->fhead[d] = n->fnext;
+	if (n->fnext)
+		n->fnext->fprev = n->fprev;
+	else
+		q->ftail[d] = n->fprev;
+	q->batching++;
+	return n;
+}
+
+/* The next request for the device, or NULL when nothing is queued. */
+static FLOOR_ENTRY struct rnode *rbf_dispatch(struct rbf_q *q, uint64_t now)
+{
+	struct rnode *n = q->next[1] ? q->next[1] : q->next[0];
+	unsigned d;
+
+	if (n && q->batching < q->fifo_batch)
+		return rbf_take(q, n);
+	if (q->fhead[0] && !(q->fhead[1] && q->starved++ >= q->writes_starved)) {
+		d = 0;
+	} else if (q->fhead[1]) {
+		q->starved = 0;
+		d = 1;
+	} else {
+		return NULL;
+	}
+	/* A new batch: from the oldest request when it has expired, else where the sweep was. */
+	n = q->next[d];
+	if (!n || (int64_t)(now - q->fhead[d]->expire) >= 0)
+		n = q->fhead[d];
+	q->batching = 0;
+	return rbf_take(q, n);
 }
 
 #endif

@@ -6,8 +6,10 @@
  * (the library never reads a clock): the harness advances `now`. CPU time of this thread is
  * measured around the loop only; ns per request is the median of the runs. Two baselines
  * written here, a FIFO list and the classic one-way elevator inserting into a sorted list
- * ("disksort"), see the same request stream, so ratios come from one run; so does a floor
- * reference for noop, a validating FIFO with a back-merge hash and nothing else.
+ * ("disksort"), see the same request stream, so ratios come from one run; so do a floor
+ * reference for noop, a validating FIFO with a back-merge hash and nothing else, and a bare
+ * legacy deadline (sector trees and FIFOs with expiry and batching, no validation, no
+ * merging) that prices what the deadline policy adds over its algorithm.
  *
  * Patterns: "random" reads at random 4 KiB-aligned sectors of a 2^31-sector device (one
  * operation, so a one-way elevator and the policies sort the same set), "mixed" the same with
@@ -15,6 +17,7 @@
  * random reads and writes in the RT, BE and IDLE classes.
  *
  *   elvbench [--quick] [--instr] [--json FILE] [--policy P] [--runs N]
+ *   elvbench --help | --version
  *   elvbench --count IMPL DEPTH STREAMS PATTERN OPS   one run (what --instr runs under callgrind)
  */
 #define _POSIX_C_SOURCE 200809L
@@ -76,6 +79,8 @@ struct bench_state {
 	int is_baseline;
 	struct floor_q fq;     /* baseline-hash-fifo */
 	struct fnode *fnodes;  /* its nodes, one per io (same index) */
+	struct rbf_q rbf;      /* baseline-rbtree-fifo */
+	struct rnode *rnodes;  /* its nodes, one per io (same index) */
 	int pattern;
 };
 
@@ -224,6 +229,30 @@ static void serve_floor(struct bench_state *b)
 	put_io(b, io);
 }
 
+/* The bare legacy deadline sees the same request through its own node; it never merges. */
+static void add_rbf(struct bench_state *b, struct io *io)
+{
+	struct rnode *n = &b->rnodes[io - b->ios];
+
+	n->sector = io->rq.sector;
+	n->nr_sectors = io->rq.nr_sectors;
+	n->dir = io->rq.op == ELV_OP_READ ? 0 : 1;
+	rbf_add(&b->rbf, n, b->now);
+	b->nr_queued++;
+}
+
+static void serve_rbf(struct bench_state *b)
+{
+	struct rnode *n = rbf_dispatch(&b->rbf, b->now);
+
+	if (!n)
+		return;
+	note_seek(b, n->sector, n->nr_sectors);
+	b->nr_queued--;
+	b->now += 100;
+	put_io(b, &b->ios[n - b->rnodes]);
+}
+
 static void add_one(struct bench_state *b)
 {
 	struct io *io = get_io(b);
@@ -235,6 +264,10 @@ static void add_one(struct bench_state *b)
 	b->added++;
 	if (b->fnodes) {
 		add_floor(b, io);
+		return;
+	}
+	if (b->rnodes) {
+		add_rbf(b, io);
 		return;
 	}
 	if (b->is_baseline) {
@@ -257,6 +290,10 @@ static void serve(struct bench_state *b)
 
 	if (b->fnodes) {
 		serve_floor(b);
+		return;
+	}
+	if (b->rnodes) {
+		serve_rbf(b);
 		return;
 	}
 	if (!b->is_baseline) {
@@ -337,6 +374,12 @@ static int bench_setup(struct bench_state *b, const struct bench_case *c, void *
 		b->stream_next[i] = (uint64_t)i * (DEVICE_SECTORS / ns);
 	if (!strcmp(c->impl, "baseline-hash-fifo"))
 		return floor_setup(b, n);
+	if (!strcmp(c->impl, "baseline-rbtree-fifo")) {
+		b->is_baseline = 1;
+		rbf_init(&b->rbf);
+		b->rnodes = calloc(n, sizeof(*b->rnodes));
+		return b->rnodes ? 0 : -1;
+	}
 	b->is_baseline = baseline_init(&b->base, c->impl) == 0;
 	if (b->is_baseline)
 		return 0;
@@ -380,6 +423,7 @@ static void bench_teardown(struct bench_state *b, void *mem)
 	free(b->stream_next);
 	free(b->fnodes);
 	free(b->fq.buckets);
+	free(b->rnodes);
 }
 
 static unsigned ops_for(const struct bench_case *c, int quick)
@@ -460,6 +504,7 @@ static double collected_instr(const char *self, const struct bench_case *c, unsi
 		 "--toggle-collect=baseline_add --toggle-collect=baseline_dispatch "
 		 "--toggle-collect=floor_add --toggle-collect=floor_dispatch "
 		 "--toggle-collect=floor_complete "
+		 "--toggle-collect=rbf_add --toggle-collect=rbf_dispatch "
 		 "%s --count %s %u %u %s %u 2>&1",
 		 self, c->impl, c->depth, c->streams, c->pattern, ops);
 	f = popen(cmd, "r");
@@ -497,7 +542,7 @@ static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 {
 	static const char *const impls[] = { "noop", "deadline", "anticipatory", "cfq",
 					     "baseline-fifo", "baseline-sorted-list",
-					     "baseline-hash-fifo" };
+					     "baseline-hash-fifo", "baseline-rbtree-fifo" };
 	unsigned n = 0, i, d, s;
 
 	for (i = 0; i < sizeof(impls) / sizeof(impls[0]); i++) {
@@ -524,6 +569,9 @@ static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 			}
 			if (!strcmp(impl, "baseline-hash-fifo"))
 				add_case(out, &n, impl, depth, 16, "sequential");
+			/* Priced against deadline: its two patterns without merges. */
+			if (!strcmp(impl, "baseline-rbtree-fifo"))
+				add_case(out, &n, impl, depth, 0, "mixed");
 			if (baseline)
 				continue;
 			add_case(out, &n, impl, depth, per_stream ? 64 : 0, "mixed");
@@ -560,36 +608,70 @@ static void print_json(FILE *f, const struct bench_case *c, const struct bench_r
 			", \"queue_bytes\": %zu, \"bytes_per_stream\": %zu}%s\n",
 			r[i].mean_seek, r[i].allocs, r[i].ns_min, r[i].ns_max, r[i].requests,
 			r[i].merged,
-			!strncmp(c[i].impl, "baseline-hash", 13) ? sizeof(struct fnode)
-			: strncmp(c[i].impl, "baseline", 8)      ? sizeof(struct elv_request)
-								 : sizeof(struct bnode),
+			!strncmp(c[i].impl, "baseline-hash", 13)     ? sizeof(struct fnode)
+			: !strncmp(c[i].impl, "baseline-rbtree", 15) ? sizeof(struct rnode)
+			: strncmp(c[i].impl, "baseline", 8)          ? sizeof(struct elv_request)
+								     : sizeof(struct bnode),
 			r[i].queue_bytes, c[i].streams ? sizeof(struct elv_stream) : (size_t)0,
 			i + 1 < n ? "," : "");
 	}
 	fprintf(f, "]}\n");
 }
 
-static void usage(void)
+static void usage(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: elvbench [--quick] [--instr] [--runs N] [--policy P] [--json FILE]\n"
-		"       elvbench --count IMPL DEPTH STREAMS PATTERN OPS\n");
+		"       elvbench --count IMPL DEPTH STREAMS PATTERN OPS\n"
+		"       elvbench --help | --version\n");
+}
+
+static void help(void)
+{
+	usage(stdout);
+	printf("\nCPU cost per request of every libelevator policy and of reference baselines,\n"
+	       "at queue depths 1 to 65536 (see docs/performance.md).\n\n"
+	       "  --quick       fewer requests per run, depths up to 4096 (the CI smoke check)\n"
+	       "  --instr       also count instructions per request under callgrind (valgrind)\n"
+	       "  --runs N      runs per case, 5 to 99; ns/req is their median (default 5)\n"
+	       "  --policy P    only the cases of P (a policy or a baseline name)\n"
+	       "  --json FILE   write every result as JSON\n"
+	       "  --count ...   one run of one case, then one line with its figures; IMPL is a\n"
+	       "                policy or baseline, PATTERN random, mixed, sequential or prio\n\n"
+	       "baselines: baseline-fifo, baseline-sorted-list, baseline-hash-fifo,\n"
+	       "           baseline-rbtree-fifo\n");
 }
 
 static int count_mode(int argc, char **argv)
 {
 	struct bench_case c;
 	struct bench_result r;
+	unsigned ops;
 
-	if (argc != 7)
+	if (argc != 7) {
+		usage(stderr);
 		return 2;
+	}
 	c.impl = argv[2];
 	c.depth = (unsigned)strtoul(argv[3], NULL, 10);
 	c.streams = (unsigned)strtoul(argv[4], NULL, 10);
 	c.pattern = argv[5];
-	if (c.depth == 0)
+	ops = (unsigned)strtoul(argv[6], NULL, 10);
+	if (c.depth == 0 || ops == 0) {
+		fprintf(stderr, "elvbench: --count needs DEPTH and OPS above 0\n");
 		return 2;
-	return run_once(&c, (unsigned)strtoul(argv[6], NULL, 10), &r) ? 1 : 0;
+	}
+	if (run_once(&c, ops, &r)) {
+		fprintf(stderr, "elvbench: cannot run %s depth %u streams %u pattern %s\n", c.impl,
+			c.depth, c.streams, c.pattern);
+		return 1;
+	}
+	/* After the measured loop: printing costs nothing that callgrind counts. */
+	printf("%s depth %u streams %u %s: %" PRIu64 " requests (%" PRIu64
+	       " merged) in %.1f ns/req, mean seek %.0f sectors, %" PRIu64 " heap allocations\n",
+	       c.impl, c.depth, c.streams, c.pattern, r.requests, r.merged, r.ns_per_req,
+	       r.mean_seek, r.allocs);
+	return 0;
 }
 
 /* The allocation counter must see allocations, or "0 allocations" would prove nothing. */
@@ -613,6 +695,14 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--count"))
 		return count_mode(argc, argv);
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		help();
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("elvbench (libelevator) %s\n", elv_version_string());
+		return 0;
+	}
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;
@@ -625,7 +715,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
 			runs = atoi(argv[++i]);
 		else {
-			usage();
+			usage(stderr);
 			return 2;
 		}
 	}

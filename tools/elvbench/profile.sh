@@ -20,6 +20,7 @@ for n in "$ops" $((2 * ops)); do
 		--toggle-collect=baseline_add --toggle-collect=baseline_dispatch \
 		--toggle-collect=floor_add --toggle-collect=floor_dispatch \
 		--toggle-collect=floor_complete \
+		--toggle-collect=rbf_add --toggle-collect=rbf_dispatch \
 		"$bench" --count "$impl" "$depth" "$streams" "$pattern" "$n" >/dev/null 2>&1
 	callgrind_annotate --auto=no --threshold=100 "$tmp/cg.$n" 2>/dev/null |
 		awk '$1 ~ /^[0-9,]+$/ && $0 ~ /:/ && $0 !~ /PROGRAM TOTALS/ {
