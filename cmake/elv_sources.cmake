@@ -42,6 +42,7 @@ set(ELV_SIM_SOURCES
 	lib/sim/disk.c
 	lib/sim/engine.c
 	lib/sim/flash.c
+	lib/sim/job.c
 	lib/sim/params.c
 	lib/sim/report.c
 	lib/sim/rng.c

@@ -249,7 +249,11 @@ enum elv_sim_stream_kind {
 	ELV_SIM_WRITER = 2,      /**< Buffered writer: asynchronous writes, bounded backlog. */
 	ELV_SIM_POSTMARK = 3,    /**< PostMark-like file mix over a FAT-like allocator. */
 	ELV_SIM_TREE_READER = 4, /**< Reads every file of a tree: directory, inode, data. */
-	ELV_SIM_FIXED_QD = 5     /**< Random reads keeping exactly @c depth in flight. */
+	ELV_SIM_FIXED_QD = 5,    /**< Random reads keeping exactly @c depth in flight. */
+	ELV_SIM_MIXED = 6        /**< Reads and writes (@c read_share) of sizes between
+				      @c rq_sectors and @c rq_sectors_max, up to @c depth in
+				      flight, @c think_ms after each completion before the next
+				      issue; @c count requests, or @c bytes, or until the run ends. */
 };
 
 /** @brief Access patterns of a synchronous reader. */
@@ -282,7 +286,15 @@ struct elv_sim_stream_spec {
 	uint32_t max_size;      /**< Largest file in bytes (postmark). */
 	uint32_t files_per_dir; /**< Files per directory (tree). */
 	uint32_t mean_file_kb;  /**< Mean file size in KiB (tree). */
+	uint32_t rq_sectors_max; /**< Largest request (MIXED): sizes uniform in whole pages
+				      between @c rq_sectors and this; 0 means @c rq_sectors. */
+	double read_share;      /**< Fraction of reads in [0, 1] (MIXED). */
+	uint8_t sync_writes;    /**< 1: writes are synchronous, someone waits (MIXED). */
+	uint8_t pad2[7];        /**< Zero. */
 };
+
+/** @brief Most chosen latency percentiles of one run. */
+#define ELV_SIM_MAX_PCT 8
 
 /** @brief Most streams in one run. */
 #define ELV_SIM_MAX_STREAMS 64
@@ -316,7 +328,10 @@ struct elv_sim_config {
 	uint32_t nr_sets;                /**< Tunable overrides used. */
 	struct elv_sim_set sets[ELV_SIM_MAX_SETS]; /**< Overrides, applied after init. */
 	uint32_t max_sectors;            /**< Largest merged request (0: 256 sectors). */
-	uint64_t time_limit_ns;          /**< Stop the run here (0: 6 simulated hours). */
+	/** Stop the run at this simulated time (0: no limit, the run goes on until every
+	 *  foreground stream has finished). A run the limit stops is reported as cut
+	 *  (elv_sim_result::truncated); with no limit a foreground stream must have an end. */
+	uint64_t time_limit_ns;
 	const struct elv_sim_replay_rec *replay; /**< Records to replay, or NULL. */
 	size_t nr_replay;                /**< Records in @c replay. */
 	uint8_t closed_loop;             /**< Replay: per-pid dependencies with original gaps. */
@@ -326,15 +341,25 @@ struct elv_sim_config {
 	 *  merging), 'C' when it completes; @p now in ns. */
 	void (*trace)(void *ctx, char ev, uint64_t now, const struct elv_sim_io *io);
 	void *trace_ctx;                 /**< Passed to @c trace. */
+	uint32_t nr_pct;                 /**< Chosen latency percentiles in @c pct. */
+	double pct[ELV_SIM_MAX_PCT];     /**< Percentiles to report, each in (0, 100]. */
 };
 
-/** @brief Latency summary in milliseconds. */
+/** @brief Latency summary in milliseconds (nearest-rank percentiles). */
 struct elv_sim_lat {
 	uint64_t n;  /**< Samples. */
 	double p50;  /**< Median. */
 	double p99;  /**< 99th percentile. */
 	double max;  /**< Maximum. */
 	double mean; /**< Mean. */
+	double pct[ELV_SIM_MAX_PCT]; /**< The run's chosen percentiles (elv_sim_result::pct). */
+};
+
+/** @brief Why a run stopped before every foreground stream finished. */
+enum elv_sim_cut {
+	ELV_SIM_CUT_NONE = 0,       /**< The run is complete. */
+	ELV_SIM_CUT_TIME_LIMIT = 1, /**< elv_sim_config::time_limit_ns was reached. */
+	ELV_SIM_CUT_STALL = 2       /**< Nothing could happen any more while a stream waited. */
 };
 
 /** @brief Per-stream results. */
@@ -355,7 +380,7 @@ struct elv_sim_stream_result {
 struct elv_sim_result {
 	char policy[32];           /**< Policy name. */
 	int error;                 /**< 0, or the negative code that stopped the run. */
-	int truncated;             /**< 1 when the time limit stopped the run. */
+	int truncated;             /**< enum elv_sim_cut: why the run stopped early, or 0. */
 	double makespan_s;         /**< Time until the last foreground stream finished. */
 	uint64_t requests;         /**< Requests completed (before merging). */
 	uint64_t dispatched;       /**< Requests sent to the device (after merging). */
@@ -378,6 +403,14 @@ struct elv_sim_result {
 	struct elv_sim_stream_result streams[ELV_SIM_MAX_STREAMS]; /**< Per stream. */
 	double *read_samples_ms;  /**< Sorted read latencies (malloc'ed; for CDF plots). */
 	size_t nr_read_samples;   /**< Entries in @c read_samples_ms. */
+	uint32_t nr_pct;          /**< Chosen percentiles (copied from the configuration). */
+	double pct[ELV_SIM_MAX_PCT]; /**< Their values in percent, as in every elv_sim_lat. */
+	uint64_t time_limit_ns;   /**< The limit the run had (0: none). */
+	uint64_t cut_ns;          /**< When cut: the simulated time it stopped at. */
+	uint64_t nr_records;      /**< Replay: records in the trace. */
+	uint64_t not_issued;      /**< When cut: replay records never issued. */
+	uint64_t unfinished;      /**< When cut: requests issued and not completed. */
+	uint32_t streams_unfinished; /**< When cut: foreground streams not finished. */
 };
 
 /**
@@ -387,6 +420,60 @@ struct elv_sim_result {
 ELV_API int elv_sim_run(const struct elv_sim_config *cfg, struct elv_sim_result *res);
 /** @brief Free what a result holds (the sample array). */
 ELV_API void elv_sim_result_free(struct elv_sim_result *res);
+/**
+ * @brief One line (no newline) saying what a cut run left out, for every report format.
+ * @param res a result.
+ * @param buf where to write; an empty string when the run is complete.
+ * @param len size of @p buf (256 bytes hold any message).
+ * @retval 1 the run was cut; 0 it is complete; ELV_EINVAL NULL argument or @p len 0.
+ */
+ELV_API int elv_sim_result_cut(const struct elv_sim_result *res, char *buf, size_t len);
+
+/* ---- job files ----------------------------------------------------------------------- */
+
+/**
+ * @brief A workload read from a job file: global settings and one ELV_SIM_MIXED stream per
+ *        "[name]" section (format in docs/simulator.md).
+ */
+struct elv_sim_job {
+	char device[256];        /**< "device =": a preset or parameter file, or empty. */
+	uint64_t seed;           /**< "seed =" when @c has_seed. */
+	uint8_t has_seed;        /**< 1 when the file gives a seed. */
+	uint64_t time_limit_ns;  /**< "time_limit =", or 0. */
+	uint32_t nr_streams;     /**< Streams in @c streams. */
+	struct elv_sim_stream_spec streams[ELV_SIM_MAX_STREAMS]; /**< The streams. */
+	double offset_pct[ELV_SIM_MAX_STREAMS]; /**< "offset = N%", or -1 when in bytes. */
+	double span_pct[ELV_SIM_MAX_STREAMS];   /**< "span = N%", or -1 when in bytes. */
+	unsigned line[ELV_SIM_MAX_STREAMS];     /**< Line of each stream's section header. */
+};
+
+/**
+ * @brief Parse a job file held in memory.
+ * @param text the file's bytes (need not end in NUL).
+ * @param len their number.
+ * @param name shown in messages ("name:line: reason").
+ * @param[out] job the workload; zeroed on error.
+ * @param err receives one line naming the file, the line and the reason; may be NULL.
+ * @param errlen size of @p err (200 bytes hold any message).
+ * @retval 0 parsed; ELV_EINVAL malformed input or NULL argument.
+ */
+ELV_API int elv_sim_job_parse(const char *text, size_t len, const char *name,
+			      struct elv_sim_job *job, char *err, size_t errlen);
+/**
+ * @brief Read and parse a job file.
+ * @retval 0 parsed; ELV_ENOENT cannot open; ELV_ENOMEM larger than 16 MiB or no memory;
+ *         ELV_EINVAL malformed (message in @p err).
+ */
+ELV_API int elv_sim_job_load(const char *path, struct elv_sim_job *job, char *err,
+			     size_t errlen);
+/**
+ * @brief Put a job's streams into a run configuration whose device is already set:
+ *        percentages become sectors of that device; the job's seed replaces @c seed, and its
+ *        time limit is used when @c cfg has none.
+ * @retval 0 done; ELV_EINVAL NULL argument, empty job or no device capacity; ELV_ERANGE a
+ *         stream's place or largest request does not fit the device (@p cfg partly written).
+ */
+ELV_API int elv_sim_job_apply(const struct elv_sim_job *job, struct elv_sim_config *cfg);
 
 /* ---- scenarios and reports ----------------------------------------------------------- */
 
@@ -444,6 +531,9 @@ struct elv_sim_scn_opts {
 	/** Optional command trace of every run (see elv_sim_config). */
 	void (*trace)(void *ctx, char ev, uint64_t now, const struct elv_sim_io *io);
 	void *trace_ctx;                      /**< Passed to @c trace. */
+	uint64_t time_limit_ns;               /**< Time limit of every run (0: none). */
+	uint32_t nr_pct;                      /**< Chosen latency percentiles in @c pct. */
+	double pct[ELV_SIM_MAX_PCT];          /**< Percentiles to report, each in (0, 100]. */
 };
 
 /** @brief Number of built-in scenarios. */

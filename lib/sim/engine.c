@@ -54,6 +54,7 @@ struct eng {
 	uint64_t same_time;     /* steps in a row without the clock moving */
 	int refused;            /* the device said BUSY: wait for a completion */
 	uint64_t requeues;
+	int cut;                /* enum elv_sim_cut */
 };
 
 /* ---- event heap ----------------------------------------------------------------------- */
@@ -368,7 +369,64 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-void elv__lat_summary(double *v, size_t n, struct elv_sim_lat *out)
+/* Latencies are never negative, and the bit patterns of non-negative doubles sort as
+ * unsigned integers: an LSD radix sort puts a million samples in order in a few linear
+ * passes. Passes where every sample has the same byte are skipped. */
+static int radix_sort(double *v, size_t n)
+{
+	uint64_t *a = (uint64_t *)(void *)v, *b, *src, *dst, *t;
+	size_t i, cnt[256];
+	unsigned pass;
+
+	for (i = 0; i < n; i++)
+		if (!(v[i] >= 0))
+			return -1; /* negative or NaN: not for this sort */
+	b = malloc(n * sizeof(*b));
+	if (!b)
+		return -1;
+	src = a;
+	dst = b;
+	for (pass = 0; pass < 8; pass++) {
+		unsigned sh = pass * 8;
+		size_t sum = 0;
+
+		memset(cnt, 0, sizeof(cnt));
+		for (i = 0; i < n; i++)
+			cnt[(src[i] >> sh) & 0xff]++;
+		if (cnt[(src[0] >> sh) & 0xff] == n)
+			continue;
+		for (i = 0; i < 256; i++) {
+			size_t c = cnt[i];
+
+			cnt[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[cnt[(src[i] >> sh) & 0xff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+	free(b);
+	return 0;
+}
+
+/* Nearest rank: the smallest sample with at least p percent of the samples at or below. */
+static double rank_of(const double *v, size_t n, double p)
+{
+	double r = ceil(p / 100.0 * (double)n - 1e-9);
+
+	if (r < 1)
+		r = 1;
+	if (r > (double)n)
+		r = (double)n;
+	return v[(size_t)r - 1];
+}
+
+void elv__lat_summary(double *v, size_t n, const double *pct, unsigned npct,
+		      struct elv_sim_lat *out)
 {
 	size_t i;
 	double sum = 0;
@@ -376,15 +434,17 @@ void elv__lat_summary(double *v, size_t n, struct elv_sim_lat *out)
 	memset(out, 0, sizeof(*out));
 	if (!n)
 		return;
-	qsort(v, n, sizeof(*v), cmp_double);
+	if (n > 1 && radix_sort(v, n))
+		qsort(v, n, sizeof(*v), cmp_double);
 	for (i = 0; i < n; i++)
 		sum += v[i];
 	out->n = n;
-	/* Nearest rank. */
-	out->p50 = v[(size_t)ceil(0.50 * (double)n) - 1];
-	out->p99 = v[(size_t)ceil(0.99 * (double)n) - 1];
+	out->p50 = rank_of(v, n, 50);
+	out->p99 = rank_of(v, n, 99);
 	out->max = v[n - 1];
 	out->mean = sum / (double)n;
+	for (i = 0; i < npct && i < ELV_SIM_MAX_PCT; i++)
+		out->pct[i] = rank_of(v, n, pct[i]);
 }
 
 static void collect(struct eng *e, struct elv_sim_result *res)
@@ -403,8 +463,10 @@ static void collect(struct eng *e, struct elv_sim_result *res)
 		res->mean_seek_ms = res->dev.seek_ms / (double)res->dev.media_accesses;
 	}
 	res->mean_queued = e->dispatches ? e->queued_sum / (double)e->dispatches : 0;
-	elv__lat_summary(e->rlat.v, e->rlat.n, &res->read_lat);
-	elv__lat_summary(e->wlat.v, e->wlat.n, &res->write_lat);
+	res->nr_pct = e->cfg->nr_pct;
+	memcpy(res->pct, e->cfg->pct, sizeof(res->pct));
+	elv__lat_summary(e->rlat.v, e->rlat.n, res->pct, res->nr_pct, &res->read_lat);
+	elv__lat_summary(e->wlat.v, e->wlat.n, res->pct, res->nr_pct, &res->write_lat);
 	res->read_samples_ms = e->rlat.v;
 	res->nr_read_samples = e->rlat.n;
 	e->rlat.v = NULL;
@@ -442,8 +504,8 @@ static void collect(struct eng *e, struct elv_sim_result *res)
 		sr->requests = s->completed;
 		sr->bytes = s->bytes;
 		sr->mbps = t > 0 ? (double)s->bytes / 1e6 / t : 0;
-		elv__lat_summary(s->rlat.v, s->rlat.n, &sr->read_lat);
-		elv__lat_summary(s->wlat.v, s->wlat.n, &sr->write_lat);
+		elv__lat_summary(s->rlat.v, s->rlat.n, res->pct, res->nr_pct, &sr->read_lat);
+		elv__lat_summary(s->wlat.v, s->wlat.n, res->pct, res->nr_pct, &sr->write_lat);
 	}
 }
 
@@ -600,15 +662,22 @@ static int step(struct eng *e, uint64_t limit)
 
 	if (tq < t)
 		t = tq;
-	if (t == ELV_TIME_NEVER)
-		return 0; /* nothing can happen any more */
+	if (t == ELV_TIME_NEVER) {
+		e->cut = ELV_SIM_CUT_STALL; /* nothing can happen any more */
+		return 0;
+	}
 	if (t < e->now)
 		t = e->now; /* a timer in the past means "now" */
-	if (t > limit)
+	if (limit && t > limit) {
+		e->cut = ELV_SIM_CUT_TIME_LIMIT;
+		e->now = limit;
 		return 0;
+	}
 	/* Zero-time devices can let a background stream spin at one instant for ever. */
-	if (t == e->now && ++e->same_time > 20000000)
+	if (t == e->now && ++e->same_time > 20000000) {
+		e->cut = ELV_SIM_CUT_STALL;
 		return 0;
+	}
 	if (t != e->now)
 		e->same_time = 0;
 	e->now = t;
@@ -696,6 +765,59 @@ static void teardown(struct eng *e)
 	elv__vec_free(&e->wlat);
 }
 
+/* A foreground stream with no end of its own needs a time limit to stop the run. */
+static int endless(const struct elv_sim_stream_spec *sp)
+{
+	if (sp->background)
+		return 0;
+	switch (sp->kind) {
+	case ELV_SIM_SYNC_READER:
+	case ELV_SIM_FIXED_QD:
+		return !sp->count;
+	case ELV_SIM_STREAMER:
+	case ELV_SIM_WRITER:
+		return !sp->bytes;
+	case ELV_SIM_MIXED:
+		return !sp->count && !sp->bytes;
+	default:
+		return 0;
+	}
+}
+
+static int config_ok(const struct elv_sim_config *cfg)
+{
+	uint32_t i;
+
+	if (!cfg->policy || (!cfg->replay && !cfg->nr_streams) ||
+	    cfg->nr_streams > ELV_SIM_MAX_STREAMS || cfg->nr_sets > ELV_SIM_MAX_SETS ||
+	    cfg->nr_pct > ELV_SIM_MAX_PCT)
+		return 0;
+	for (i = 0; i < cfg->nr_pct; i++)
+		if (!(cfg->pct[i] > 0 && cfg->pct[i] <= 100))
+			return 0;
+	for (i = 0; !cfg->replay && !cfg->time_limit_ns && i < cfg->nr_streams; i++)
+		if (endless(&cfg->streams[i]))
+			return 0;
+	return 1;
+}
+
+/* What a cut run left out, counted before the drain completes what was in flight. */
+static void count_cut(struct eng *e, struct elv_sim_result *res)
+{
+	uint32_t i;
+
+	res->truncated = e->cut ? e->cut : ELV_SIM_CUT_STALL;
+	res->cut_ns = e->now;
+	for (i = 0; i < e->ns; i++) {
+		const struct elv__stream *s = &e->s[i];
+
+		res->unfinished += s->issued - s->completed;
+		res->not_issued += elv__gen_unissued(s);
+		if (!s->sp.background && s->finished != 2)
+			res->streams_unfinished++;
+	}
+}
+
 int elv_sim_run(const struct elv_sim_config *cfg, struct elv_sim_result *res)
 {
 	struct eng e;
@@ -703,8 +825,7 @@ int elv_sim_run(const struct elv_sim_config *cfg, struct elv_sim_result *res)
 	uint32_t i;
 	int r;
 
-	if (!cfg || !res || !cfg->policy || (!cfg->replay && !cfg->nr_streams) ||
-	    cfg->nr_streams > ELV_SIM_MAX_STREAMS || cfg->nr_sets > ELV_SIM_MAX_SETS)
+	if (!cfg || !res || !config_ok(cfg))
 		return ELV_EINVAL;
 	memset(res, 0, sizeof(*res));
 	snprintf(res->policy, sizeof(res->policy), "%s", elv_policy_name(cfg->policy));
@@ -715,7 +836,9 @@ int elv_sim_run(const struct elv_sim_config *cfg, struct elv_sim_result *res)
 		teardown(&e);
 		return r;
 	}
-	limit = cfg->time_limit_ns ? cfg->time_limit_ns : 6 * 3600ULL * 1000000000ULL;
+	limit = cfg->time_limit_ns;
+	res->time_limit_ns = limit;
+	res->nr_records = cfg->replay ? cfg->nr_replay : 0;
 	for (i = 0; i < e.ns; i++)
 		stream_run(&e, &e.s[i]);
 	kick(&e);
@@ -727,7 +850,7 @@ int elv_sim_run(const struct elv_sim_config *cfg, struct elv_sim_result *res)
 	}
 	if (e.fg_left) {
 		/* Time limit, or a deadlock (nothing pending while streams wait). */
-		res->truncated = 1;
+		count_cut(&e, res);
 		e.end_ns = e.now;
 	}
 	res->error = e.err;
@@ -735,6 +858,33 @@ int elv_sim_run(const struct elv_sim_config *cfg, struct elv_sim_result *res)
 	drain(&e);
 	teardown(&e);
 	return 0;
+}
+
+int elv_sim_result_cut(const struct elv_sim_result *res, char *buf, size_t len)
+{
+	char what[96];
+
+	if (!res || !buf || !len)
+		return ELV_EINVAL;
+	buf[0] = 0;
+	if (!res->truncated)
+		return 0;
+	if (res->nr_records)
+		snprintf(what, sizeof(what), "%llu of %llu trace records never issued",
+			 (unsigned long long)res->not_issued,
+			 (unsigned long long)res->nr_records);
+	else
+		snprintf(what, sizeof(what), "%u foreground streams unfinished",
+			 res->streams_unfinished);
+	if (res->truncated == ELV_SIM_CUT_TIME_LIMIT)
+		snprintf(buf, len, "%s cut by the time limit at %.3f s: %s; %llu requests in "
+			 "flight not counted", res->policy, (double)res->cut_ns / 1e9, what,
+			 (unsigned long long)res->unfinished);
+	else
+		snprintf(buf, len, "%s stalled at %.3f s with nothing left to happen: %s; "
+			 "%llu requests in flight not counted", res->policy,
+			 (double)res->cut_ns / 1e9, what, (unsigned long long)res->unfinished);
+	return 1;
 }
 
 void elv_sim_result_free(struct elv_sim_result *res)

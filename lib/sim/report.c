@@ -30,11 +30,31 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void json_lat(FILE *f, const char *key, const struct elv_sim_lat *l)
+/* A chosen percentile's name: p90, p99.9, p99.99 */
+static void pct_name(char *buf, size_t len, double pct)
 {
+	snprintf(buf, len, "p%.10g", pct);
+}
+
+static void json_lat(FILE *f, const char *key, const struct elv_sim_lat *l,
+		     const struct elv_sim_result *r)
+{
+	unsigned i;
+
 	fprintf(f, "\"%s\": {\"n\": %llu, \"p50\": %.6g, \"p99\": %.6g, \"max\": %.6g, "
-		"\"mean\": %.6g}", key, (unsigned long long)l->n, fin(l->p50), fin(l->p99),
+		"\"mean\": %.6g", key, (unsigned long long)l->n, fin(l->p50), fin(l->p99),
 		fin(l->max), fin(l->mean));
+	if (r->nr_pct) {
+		fprintf(f, ", \"percentiles\": {");
+		for (i = 0; i < r->nr_pct; i++) {
+			char name[32];
+
+			pct_name(name, sizeof(name), r->pct[i]);
+			fprintf(f, "%s\"%s\": %.6g", i ? ", " : "", name, fin(l->pct[i]));
+		}
+		fputc('}', f);
+	}
+	fputc('}', f);
 }
 
 static void json_curve(FILE *f, const char *key, const struct elv_sim_qd_point *c, unsigned n)
@@ -58,6 +78,7 @@ static void json_result(FILE *f, const struct elv_sim_report *rep,
 			const struct elv_sim_scn_result *sr)
 {
 	const struct elv_sim_result *r = &sr->run;
+	char cut[256];
 	unsigned i;
 
 	fprintf(f, "    {\"policy\": ");
@@ -69,16 +90,20 @@ static void json_result(FILE *f, const struct elv_sim_report *rep,
 		"\"mean_queued\": %.6g,\n", fin(r->mean_seek_sectors), fin(r->mean_seek_ms),
 		fin(r->mean_queued));
 	fprintf(f, "      ");
-	json_lat(f, "read_lat_ms", &r->read_lat);
+	json_lat(f, "read_lat_ms", &r->read_lat, r);
 	fprintf(f, ",\n      ");
-	json_lat(f, "write_lat_ms", &r->write_lat);
+	json_lat(f, "write_lat_ms", &r->write_lat, r);
 	fprintf(f, ",\n      \"read_MBps\": %.6g, \"write_MBps\": %.6g, \"busy_s\": %.6g, "
 		"\"device_idle_s\": %.6g, \"idle_s\": %.6g, \"idle_count\": %llu, "
 		"\"expired\": %llu,\n", fin(r->read_mbps), fin(r->write_mbps), fin(r->busy_s),
 		fin(r->makespan_s > r->busy_s ? r->makespan_s - r->busy_s : 0), fin(r->idle_s),
 		(unsigned long long)r->idle_count, (unsigned long long)r->expired);
-	fprintf(f, "      \"truncated\": %d, \"error\": %d, \"primary\": %.6g,\n", r->truncated,
-		r->error, fin(sr->primary));
+	fprintf(f, "      \"truncated\": %d, \"cut\": ", r->truncated);
+	if (elv_sim_result_cut(r, cut, sizeof(cut)) == 1)
+		json_str(f, cut);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"error\": %d, \"primary\": %.6g,\n", r->error, fin(sr->primary));
 	fprintf(f, "      \"streams\": [");
 	for (i = 0; i < r->nr_streams; i++) {
 		const struct elv_sim_stream_result *s = &r->streams[i];
@@ -87,9 +112,9 @@ static void json_result(FILE *f, const struct elv_sim_report *rep,
 		json_str(f, s->name);
 		fprintf(f, ", \"done_s\": %.6f, \"MBps\": %.6g, \"requests\": %llu, ",
 			fin(s->done_s), fin(s->mbps), (unsigned long long)s->requests);
-		json_lat(f, "read_lat_ms", &s->read_lat);
+		json_lat(f, "read_lat_ms", &s->read_lat, r);
 		fprintf(f, ", ");
-		json_lat(f, "write_lat_ms", &s->write_lat);
+		json_lat(f, "write_lat_ms", &s->write_lat, r);
 		fputc('}', f);
 	}
 	fprintf(f, "],\n      \"policy_stats\": {");
@@ -160,47 +185,114 @@ void elv_sim_report_json(FILE *f, const struct elv_sim_report *rep)
 	fprintf(f, "  ]}\n");
 }
 
+/* The run a row belongs to: its cut message and its chosen percentiles. */
+struct csv_ctx {
+	const char *cut;
+	const struct elv_sim_result *r;
+};
+
 static void csv_row(FILE *f, const struct elv_sim_report *rep, const char *policy,
 		    const char *stream, double done, uint64_t requests, double seek, double seek_ms,
 		    const struct elv_sim_lat *rl, const struct elv_sim_lat *wl, double rmb,
-		    double wmb, double idle, double primary, const struct elv_sim_dev_stats *ds)
+		    double wmb, double idle, double primary, const struct elv_sim_dev_stats *ds,
+		    const struct csv_ctx *cx)
 {
+	unsigned i;
+
 	fprintf(f, "%s,%s,%llu,%s,%s,%.6f,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
-		"%.6g,%.6g,%llu,%llu,%.6g\n", rep->scenario, rep->device,
+		"%.6g,%.6g,%llu,%llu,%.6g,", rep->scenario, rep->device,
 		(unsigned long long)rep->seed, policy, stream, fin(done),
 		(unsigned long long)requests, fin(seek), fin(seek_ms), fin(rl->p50),
 		fin(rl->p99), fin(rl->max), fin(wl->p50), fin(wl->p99), fin(wl->max), fin(rmb),
 		fin(wmb), fin(idle), ds ? (unsigned long long)ds->full_merges : 0ULL,
 		ds ? (unsigned long long)ds->switch_merges : 0ULL, fin(primary));
+	/* The cut message never holds a comma or a quote; quoted all the same. */
+	if (cx->cut && *cx->cut)
+		fprintf(f, "\"%s\"", cx->cut);
+	for (i = 0; i < cx->r->nr_pct; i++)
+		fprintf(f, ",%.6g,%.6g", fin(rl->pct[i]), fin(wl->pct[i]));
+	fputc('\n', f);
 }
 
 void elv_sim_report_csv(FILE *f, const struct elv_sim_report *rep)
 {
 	static const struct elv_sim_lat zero;
 	unsigned i, k;
+	char cut[256];
 
 	fprintf(f, "scenario,device,seed,policy,stream,time_s,requests,mean_seek_sectors,"
 		"mean_seek_ms,read_p50_ms,read_p99_ms,read_max_ms,write_p50_ms,write_p99_ms,"
-		"write_max_ms,read_MBps,write_MBps,idle_s,full_merges,switch_merges,primary\n");
+		"write_max_ms,read_MBps,write_MBps,idle_s,full_merges,switch_merges,primary,cut");
+	for (i = 0; rep->nr && i < rep->res[0].run.nr_pct; i++) {
+		char name[32];
+
+		pct_name(name, sizeof(name), rep->res[0].run.pct[i]);
+		fprintf(f, ",read_%s_ms,write_%s_ms", name, name);
+	}
+	fputc('\n', f);
 	for (i = 0; i < rep->nr; i++) {
 		const struct elv_sim_scn_result *sr = &rep->res[i];
 		const struct elv_sim_result *r = &sr->run;
+		struct csv_ctx cx = { cut, r }, none = { NULL, r };
 
+		elv_sim_result_cut(r, cut, sizeof(cut));
 		csv_row(f, rep, r->policy, "*", r->makespan_s, r->requests, r->mean_seek_sectors,
 			r->mean_seek_ms, &r->read_lat, &r->write_lat, r->read_mbps, r->write_mbps,
-			r->idle_s, sr->primary, &r->dev);
+			r->idle_s, sr->primary, &r->dev, &cx);
 		for (k = 0; k < r->nr_streams; k++) {
 			const struct elv_sim_stream_result *s = &r->streams[k];
 
 			csv_row(f, rep, r->policy, s->name, s->done_s, s->requests, 0, 0,
-				&s->read_lat, &s->write_lat, s->mbps, 0, 0, 0, NULL);
+				&s->read_lat, &s->write_lat, s->mbps, 0, 0, 0, NULL, &none);
 		}
 		for (k = 0; k < sr->nr_curve; k++) {
 			char name[16];
 
 			snprintf(name, sizeof(name), "qd%u", sr->curve[k].qd);
 			csv_row(f, rep, r->policy, name, 0, 0, 0, 0, &zero, &zero, 0, 0, 0,
-				sr->curve[k].iops, NULL);
+				sr->curve[k].iops, NULL, &none);
+		}
+	}
+}
+
+static void table_pct_row(FILE *f, const struct elv_sim_result *r, const char *pol,
+			  const char *stream, const char *op, const struct elv_sim_lat *l)
+{
+	unsigned i;
+
+	if (!l->n)
+		return;
+	fprintf(f, "    %-13s %-10s %-5s %8llu", pol, stream, op, (unsigned long long)l->n);
+	for (i = 0; i < r->nr_pct; i++)
+		fprintf(f, " %9.2f", l->pct[i]);
+	fputc('\n', f);
+}
+
+/* The chosen percentiles, for the whole run and per stream, reads and writes apart. */
+static void table_pct(FILE *f, const struct elv_sim_report *rep)
+{
+	const struct elv_sim_result *r0 = &rep->res[0].run;
+	unsigned i, k;
+
+	fprintf(f, "  latency percentiles (ms, nearest rank):\n    %-13s %-10s %-5s %8s", "policy",
+		"stream", "op", "n");
+	for (i = 0; i < r0->nr_pct; i++) {
+		char name[32];
+
+		pct_name(name, sizeof(name), r0->pct[i]);
+		fprintf(f, " %9s", name);
+	}
+	fputc('\n', f);
+	for (i = 0; i < rep->nr; i++) {
+		const struct elv_sim_result *r = &rep->res[i].run;
+
+		table_pct_row(f, r, r->policy, "*", "read", &r->read_lat);
+		table_pct_row(f, r, r->policy, "*", "write", &r->write_lat);
+		for (k = 0; r->nr_streams > 1 && k < r->nr_streams && k < 8; k++) {
+			table_pct_row(f, r, "", r->streams[k].name, "read",
+				      &r->streams[k].read_lat);
+			table_pct_row(f, r, "", r->streams[k].name, "write",
+				      &r->streams[k].write_lat);
 		}
 	}
 }
@@ -269,9 +361,15 @@ void elv_sim_report_table(FILE *f, const struct elv_sim_report *rep)
 			"%7s%s\n", r->policy, r->makespan_s, (unsigned long long)r->requests,
 			r->mean_seek_sectors, r->mean_seek_ms, r->read_lat.p50, r->read_lat.p99,
 			r->read_lat.max, r->read_mbps, r->write_mbps, r->idle_s, merges,
-			r->truncated ? "  (time limit)" : "");
+			r->truncated ? "  (cut)" : "");
 	}
-	fprintf(f, "  per stream:\n");
+	for (i = 0; i < rep->nr; i++) {
+		char cut[256];
+
+		if (elv_sim_result_cut(&rep->res[i].run, cut, sizeof(cut)) == 1)
+			fprintf(f, "  CUT: %s\n", cut);
+	}
+	fprintf(f, "  per stream (latency in ms):\n");
 	for (i = 0; i < rep->nr; i++) {
 		const struct elv_sim_result *r = &rep->res[i].run;
 
@@ -279,8 +377,9 @@ void elv_sim_report_table(FILE *f, const struct elv_sim_report *rep)
 			const struct elv_sim_stream_result *s = &r->streams[k];
 
 			fprintf(f, "    %-13s %-10s done %9.2f s %8.2f MB/s  read p50 %8.1f "
-				"p99 %8.1f ms\n", k ? "" : r->policy, s->name, s->done_s, s->mbps,
-				s->read_lat.p50, s->read_lat.p99);
+				"p99 %8.1f  write p50 %8.1f p99 %8.1f\n", k ? "" : r->policy,
+				s->name, s->done_s, s->mbps, s->read_lat.p50, s->read_lat.p99,
+				s->write_lat.p50, s->write_lat.p99);
 		}
 		if (r->nr_streams > 4)
 			fprintf(f, "    %-13s (%u more streams)\n", "", r->nr_streams - 4);
@@ -295,6 +394,8 @@ void elv_sim_report_table(FILE *f, const struct elv_sim_report *rep)
 				"N/(Q+1) = %.0f sectors\n",
 				rep->res[i].run.policy, rep->res[i].run.mean_queued,
 				sorted_seek_expect(rep, &rep->res[i].run));
+	if (rep->nr && rep->res[0].run.nr_pct)
+		table_pct(f, rep);
 	if (rep->nr && rep->res[0].nr_curve)
 		table_tcq(f, rep);
 	table_pub(f, rep);

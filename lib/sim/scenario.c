@@ -334,6 +334,9 @@ static void base_config(struct elv_sim_config *c, const struct elv_sim_dev_param
 	c->seed = o->seed;
 	c->nr_sets = o->nr_sets;
 	memcpy(c->sets, o->sets, sizeof(c->sets));
+	c->time_limit_ns = o->time_limit_ns;
+	c->nr_pct = o->nr_pct;
+	memcpy(c->pct, o->pct, sizeof(c->pct));
 }
 
 static int run_tcq(const struct elv_sim_dev_params *dev, const struct elv_policy *pol,

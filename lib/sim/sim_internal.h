@@ -180,7 +180,10 @@ void elv__gen_exit(struct elv__stream *s);
 int elv__gen_replay(struct elv__stream *s, const struct elv_sim_replay_rec *recs,
 		    uint32_t *idx, size_t n, int closed, uint64_t capacity);
 
-/* Percentiles over a sorted array (report.c / engine.c). */
-void elv__lat_summary(double *v, size_t n, struct elv_sim_lat *out);
+/* Sort v and summarise it, with the chosen percentiles pct[0..npct) (engine.c). */
+void elv__lat_summary(double *v, size_t n, const double *pct, unsigned npct,
+		      struct elv_sim_lat *out);
+/* Replay records a stream has not issued yet (0 for other kinds). */
+uint64_t elv__gen_unissued(const struct elv__stream *s);
 
 #endif /* ELV_SIM_INTERNAL_H */

@@ -3,7 +3,8 @@
  * state and their own random generator. Synchronous readers (random, sequential, bursts with
  * locality), a streaming reader with a readahead window, a buffered writer with a bounded
  * backlog, a fixed-depth random reader, a small-files tree reader (directory, inode, data),
- * a PostMark-like file mix over a FAT-like allocator, and per-process trace replay.
+ * a PostMark-like file mix over a FAT-like allocator, a mixed read/write stream of varied sizes
+ * (what job files describe), and per-process trace replay.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -652,6 +653,93 @@ static int replay_next(struct elv__stream *s, uint64_t now, struct elv__desc *d,
 	return ELV__GEN_REQ;
 }
 
+uint64_t elv__gen_unissued(const struct elv__stream *s)
+{
+	const struct replay *r = s->priv;
+
+	return s->sp.kind == ELV__REPLAY && r ? r->n - r->cur : 0;
+}
+
+/* ---- mixed reads and writes ------------------------------------------------------------- */
+
+/* Sizes and offsets move in 4 KiB steps when the smallest size is whole pages. */
+static uint32_t mixed_step(const struct elv_sim_stream_spec *sp)
+{
+	return sp->rq_sectors % 8 == 0 ? 8 : 1;
+}
+
+static int mixed_init(struct elv__stream *s)
+{
+	struct elv_sim_stream_spec *sp = &s->sp;
+
+	if (!sp->rq_sectors_max)
+		sp->rq_sectors_max = sp->rq_sectors;
+	if (sp->rq_sectors_max < sp->rq_sectors || sp->rq_sectors_max > sp->region_len ||
+	    !(sp->read_share >= 0 && sp->read_share <= 1) || sp->pattern > ELV_SIM_LOCALITY ||
+	    !(sp->think_ms >= 0))
+		return ELV_EINVAL;
+	s->left = sp->count ? sp->count : sp->bytes;
+	s->units_total = s->left;
+	s->burst_left = 0;
+	return 0;
+}
+
+static int mixed_next(struct elv__stream *s, uint64_t now, struct elv__desc *d,
+		      uint64_t *wake)
+{
+	const struct elv_sim_stream_spec *sp = &s->sp;
+	uint64_t end = sp->region_start + sp->region_len, slots;
+	uint32_t step = mixed_step(sp), depth = sp->depth ? sp->depth : 1;
+	uint32_t nr = sp->rq_sectors;
+
+	if ((sp->count || sp->bytes) && !s->left)
+		return ELV__GEN_DONE;
+	if (s->inflight >= depth)
+		return ELV__GEN_WAIT;
+	if (now < s->next_at) {
+		*wake = s->next_at;
+		return ELV__GEN_SLEEP;
+	}
+	if (sp->rq_sectors_max > nr)
+		nr += (uint32_t)elv_sim_rng_below(&s->rng, (sp->rq_sectors_max - nr) / step + 1) *
+		      step;
+	slots = (sp->region_len - nr) / step + 1;
+	if (sp->pattern == ELV_SIM_SEQUENTIAL) {
+		if (s->pos + nr > end)
+			s->pos = sp->region_start;
+		d->sector = s->pos;
+		s->pos += nr;
+	} else if (sp->pattern == ELV_SIM_LOCALITY && s->burst_left &&
+		   s->pos + (uint64_t)nr * 4 <= end) {
+		s->pos += (uint64_t)nr * (1 + elv_sim_rng_below(&s->rng, 4));
+		if (s->pos + nr > end)
+			s->pos = end - nr;
+		s->burst_left--;
+		d->sector = s->pos;
+	} else {
+		s->pos = sp->region_start + elv_sim_rng_below(&s->rng, slots) * step;
+		s->burst_left = sp->pattern == ELV_SIM_LOCALITY ? (sp->burst ? sp->burst : 8) - 1
+								 : 0;
+		d->sector = s->pos;
+	}
+	d->nr = nr;
+	if (elv_sim_rng_unit(&s->rng) < sp->read_share) {
+		d->op = ELV_OP_READ;
+		d->flags = ELV_RQ_SYNC;
+	} else {
+		d->op = ELV_OP_WRITE;
+		d->flags = sp->sync_writes ? ELV_RQ_SYNC : 0;
+	}
+	if (sp->count) {
+		s->left--;
+	} else if (sp->bytes) {
+		uint64_t b = (uint64_t)nr * SECTOR;
+
+		s->left = s->left > b ? s->left - b : 0;
+	}
+	return ELV__GEN_REQ;
+}
+
 /* ---- dispatch by kind ---------------------------------------------------------------------- */
 
 int elv__gen_init(struct elv__stream *s, uint64_t capacity)
@@ -685,6 +773,8 @@ int elv__gen_init(struct elv__stream *s, uint64_t capacity)
 	case ELV_SIM_POSTMARK:
 		s->has_wb = 1;
 		return pm_init(s);
+	case ELV_SIM_MIXED:
+		return mixed_init(s);
 	default:
 		return ELV_EINVAL;
 	}
@@ -788,6 +878,8 @@ int elv__gen_next(struct elv__stream *s, uint64_t now, struct elv__desc *d, uint
 		return tree_next(s, d);
 	case ELV_SIM_POSTMARK:
 		return pm_next(s, now, d, wake);
+	case ELV_SIM_MIXED:
+		return mixed_next(s, now, d, wake);
 	case ELV__REPLAY:
 		return replay_next(s, now, d, wake);
 	default:
@@ -818,6 +910,11 @@ void elv__gen_complete(struct elv__stream *s, const struct elv__desc *d, uint64_
 		break;
 	case ELV_SIM_FIXED_QD:
 		s->units_done++;
+		break;
+	case ELV_SIM_MIXED:
+		s->units_done += sp->count ? 1 : (uint64_t)d->nr * SECTOR;
+		if (sp->think_ms > 0)
+			s->next_at = now + think_ns(s, sp->think_ms);
 		break;
 	case ELV__REPLAY: {
 		struct replay *r = s->priv;

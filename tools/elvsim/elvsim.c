@@ -1,10 +1,13 @@
 /*
- * elvsim: the research command line of libelevator. Runs the reference scenarios under any
- * set of policies on any device model, replays block traces, shows how the recommended
- * policy ranks on every device preset, and writes tables, JSON, CSV and gnuplot charts.
+ * elvsim: the research command line of libelevator. Runs the reference scenarios or a job
+ * file under any set of policies on any device model, replays block traces, shows how the
+ * recommended policy ranks on every device preset, and writes tables, JSON, CSV and gnuplot
+ * charts. A run cut short (time limit, or nothing left to happen) is an error: exit status 3
+ * and one line on stderr, besides the line every report format carries.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +37,14 @@ struct opts {
 	struct elv_sim_set sets[ELV_SIM_MAX_SETS];
 	unsigned nsets;
 	const char *trace;
+	int have_seed;
+	uint64_t time_limit_ns;
+	uint32_t nr_pct;
+	double pct[ELV_SIM_MAX_PCT];
 };
+
+/* Exit statuses: 0 complete, 1 failed, 2 bad command line, 3 a run was cut short. */
+enum { EXIT_CUT = 3 };
 
 /* Where --trace writes, and the policy whose run is going on. */
 struct tracer {
@@ -47,9 +57,11 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: elvsim list\n"
 		"       elvsim run SCENARIO [options]\n"
+		"       elvsim job JOBFILE [options]\n"
 		"       elvsim replay TRACE --format blktrace|blkparse|msr|fio [--closed-loop]"
 		" [options]\n"
 		"       elvsim recommend [--seed N] [--scale X] [--json FILE]\n"
+		"       elvsim --help | --version\n"
 		"options:\n"
 		"  --policy P[,P...]|all   policies to compare (default all)\n"
 		"  --device PRESET|FILE    device model (default: the scenario's)\n"
@@ -61,7 +73,12 @@ static void usage(FILE *f)
 		"  --plot DIR              SVG charts through gnuplot\n"
 		"  --scale X               multiply the work of a scenario (default 1)\n"
 		"  --trace FILE|-          every command given to and completed by the device\n"
-		"  --quiet                 no table, no progress bar\n");
+		"  --time-limit SECONDS    stop every run at this simulated time (default: none);\n"
+		"                          a run it stops is reported as cut and exits 3\n"
+		"  --percentiles P[,P...]  latency percentiles to report (e.g. 50,90,99,99.9)\n"
+		"  --quiet                 no table, no progress bar\n"
+		"exit status: 0 done, 1 failed, 2 bad usage, 3 a run was cut short\n"
+		"job files and everything else: docs/simulator.md\n");
 }
 
 /* ---- progress bar (stderr, only on a terminal and only for long runs) ------------------- */
@@ -177,6 +194,33 @@ static int split_kv(const char *arg, char *key, size_t klen, const char **val)
 	return 0;
 }
 
+static int parse_pct(struct opts *o, const char *list)
+{
+	char buf[256], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	o->nr_pct = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		double v = strtod(tok, &end);
+
+		if (*end || end == tok || !(v > 0 && v <= 100)) {
+			fprintf(stderr, "elvsim: percentile '%s' is not in (0, 100]\n", tok);
+			return -1;
+		}
+		if (o->nr_pct == ELV_SIM_MAX_PCT) {
+			fprintf(stderr, "elvsim: at most %d percentiles\n", ELV_SIM_MAX_PCT);
+			return -1;
+		}
+		o->pct[o->nr_pct++] = v;
+	}
+	if (!o->nr_pct) {
+		fprintf(stderr, "elvsim: --percentiles wants a list like 50,90,99,99.9\n");
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_opts(struct opts *o, int argc, char **argv, int start, const char *dflt_dev)
 {
 	int i;
@@ -225,6 +269,20 @@ static int parse_opts(struct opts *o, int argc, char **argv, int start, const ch
 				fprintf(stderr, "elvsim: bad seed '%s'\n", v);
 				return -1;
 			}
+			o->have_seed = 1;
+		} else if (strcmp(a, "--time-limit") == 0) {
+			char *end;
+			double sec = strtod(v, &end);
+
+			if (*end || end == v || !(sec > 0 && sec < 1.8e10)) {
+				fprintf(stderr, "elvsim: bad time limit '%s' (simulated seconds)\n",
+					v);
+				return -1;
+			}
+			o->time_limit_ns = (uint64_t)llround(sec * 1e9);
+		} else if (strcmp(a, "--percentiles") == 0) {
+			if (parse_pct(o, v))
+				return -1;
 		} else if (strcmp(a, "--set") == 0) {
 			struct elv_sim_set *s = &o->sets[o->nsets];
 			const char *val;
@@ -265,11 +323,8 @@ static int parse_opts(struct opts *o, int argc, char **argv, int start, const ch
 			return -1;
 		}
 	}
-	if (!o->have_dev && dflt_dev) {
-		if (elv_sim_preset(dflt_dev, &o->dev))
-			return -1;
-		o->have_dev = 1;
-	}
+	if (!o->have_dev && dflt_dev && load_device(o, dflt_dev))
+		return -1;
 	for (k = 0; k < nds; k++) {
 		int r = elv_sim_param_set(&o->dev, ds[k].key, ds[k].val);
 
@@ -484,6 +539,29 @@ static int emit(const struct opts *o, const struct elv_sim_report *rep)
 	return 0;
 }
 
+/* One line on stderr per cut run; 1 when there was any. */
+static int report_cuts(const struct elv_sim_report *rep)
+{
+	char cut[256];
+	unsigned i;
+	int any = 0;
+
+	for (i = 0; i < rep->nr; i++)
+		if (elv_sim_result_cut(&rep->res[i].run, cut, sizeof(cut)) == 1) {
+			fprintf(stderr, "elvsim: %s: %s\n", rep->scenario, cut);
+			any = 1;
+		}
+	return any;
+}
+
+/* Write the reports, then say whether anything was cut: the exit status. */
+static int finish(const struct opts *o, const struct elv_sim_report *rep)
+{
+	if (emit(o, rep))
+		return 1;
+	return report_cuts(rep) ? EXIT_CUT : 0;
+}
+
 /* ---- commands ------------------------------------------------------------------------------ */
 
 static int cmd_list(void)
@@ -540,6 +618,9 @@ static int run_scenario(const struct opts *o, unsigned si, struct elv_sim_report
 		so.seed = o->seed;
 		so.scale = o->scale;
 		so.nr_sets = sets_for(o, o->pol[k], so.sets);
+		so.time_limit_ns = o->time_limit_ns;
+		so.nr_pct = o->nr_pct;
+		memcpy(so.pct, o->pct, sizeof(so.pct));
 		so.progress = bar_cb;
 		so.progress_ctx = b;
 		if (tr.f) {
@@ -599,9 +680,9 @@ static int cmd_run(int argc, char **argv)
 		elv_sim_report_free(&rep);
 		return 1;
 	}
-	r = emit(&o, &rep);
+	r = finish(&o, &rep);
 	elv_sim_report_free(&rep);
-	return r ? 1 : 0;
+	return r;
 }
 
 static int cmd_replay(int argc, char **argv)
@@ -677,6 +758,9 @@ static int cmd_replay(int argc, char **argv)
 		c->replay = rr;
 		c->nr_replay = n;
 		c->closed_loop = (uint8_t)o.closed_loop;
+		c->time_limit_ns = o.time_limit_ns;
+		c->nr_pct = o.nr_pct;
+		memcpy(c->pct, o.pct, sizeof(c->pct));
 		if (tr.f) {
 			tr.policy = elv_policy_name(o.pol[k]);
 			c->trace = trace_cb;
@@ -692,11 +776,107 @@ static int cmd_replay(int argc, char **argv)
 	if (r)
 		fprintf(stderr, "elvsim: replay failed: %s\n", elv_strerror(r));
 	else
-		r = emit(&o, &rep);
+		r = finish(&o, &rep);
 	elv_sim_report_free(&rep);
 	free(rr);
 	free(c);
-	return r ? 1 : 0;
+	return r < 0 ? 1 : r;
+}
+
+/* A workload from a job file, under every chosen policy. */
+static int cmd_job(int argc, char **argv)
+{
+	struct opts o;
+	struct elv_sim_job *job;
+	struct elv_sim_config *c;
+	struct elv_sim_report rep;
+	struct tracer tr = { NULL, NULL };
+	char err[512];
+	const char *dflt = "ide2003";
+	unsigned k;
+	int r;
+
+	if (argc < 3) {
+		usage(stderr);
+		return 2;
+	}
+	job = calloc(1, sizeof(*job));
+	c = calloc(1, sizeof(*c));
+	memset(&rep, 0, sizeof(rep));
+	if (!job || !c) {
+		free(job);
+		free(c);
+		return 1;
+	}
+	r = elv_sim_job_load(argv[2], job, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "elvsim: %s\n", err);
+		free(job);
+		free(c);
+		return r == ELV_EINVAL ? 2 : 1;
+	}
+	memset(&o, 0, sizeof(o));
+	if (job->device[0])
+		dflt = job->device;
+	/* A device the job names goes through the same lookup as --device. */
+	if (parse_opts(&o, argc, argv, 3, dflt) || check_sets(&o)) {
+		free(job);
+		free(c);
+		return 2;
+	}
+	rep.res = calloc(o.npol, sizeof(*rep.res));
+	if (!rep.res) {
+		free(job);
+		free(c);
+		return 1;
+	}
+	rep.scenario = argv[2];
+	snprintf(rep.device, sizeof(rep.device), "%s", o.dev.name);
+	rep.seed = o.have_seed || !job->has_seed ? o.seed : job->seed;
+	rep.primary_name = "makespan_s";
+	rep.lower_is_better = 1;
+	if (o.trace && !(tr.f = open_out(o.trace)))
+		r = ELV_EINVAL;
+	for (k = 0; k < o.npol && !r; k++) {
+		memset(c, 0, sizeof(*c));
+		c->dev = o.dev;
+		c->policy = o.pol[k];
+		c->nr_sets = sets_for(&o, o.pol[k], c->sets);
+		c->time_limit_ns = o.time_limit_ns;
+		c->nr_pct = o.nr_pct;
+		memcpy(c->pct, o.pct, sizeof(c->pct));
+		r = elv_sim_job_apply(job, c);
+		if (r == ELV_ERANGE) {
+			fprintf(stderr, "elvsim: %s: a stream's offset or size does not fit %s\n",
+				argv[2], o.dev.name);
+			break;
+		}
+		c->seed = rep.seed;
+		if (tr.f) {
+			tr.policy = elv_policy_name(o.pol[k]);
+			c->trace = trace_cb;
+			c->trace_ctx = &tr;
+		}
+		if (!r)
+			r = elv_sim_run(c, &rep.res[k].run);
+		if (!r && rep.res[k].run.error)
+			r = rep.res[k].run.error;
+		if (!r) {
+			rep.res[k].primary = rep.res[k].run.makespan_s;
+			rep.nr++;
+		}
+	}
+	close_out(tr.f);
+	if (r && r != ELV_ERANGE)
+		fprintf(stderr, "elvsim: %s failed: %s\n", argv[2], elv_strerror(r));
+	if (!r)
+		r = finish(&o, &rep);
+	else
+		r = -1;
+	elv_sim_report_free(&rep);
+	free(job);
+	free(c);
+	return r < 0 ? 1 : r;
 }
 
 /* For every preset: the recommended policy's rank on every scenario that fits it. */
@@ -795,9 +975,21 @@ static int cmd_recommend(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	int i;
+
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
+	}
+	/* Help wins wherever it is asked for; the version only as the command. */
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return 0;
+		}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("elvsim %s\n", elv_version_string());
+		return 0;
 	}
 	if (strcmp(argv[1], "list") == 0)
 		return cmd_list();
@@ -805,6 +997,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc, argv);
 	if (strcmp(argv[1], "replay") == 0)
 		return cmd_replay(argc, argv);
+	if (strcmp(argv[1], "job") == 0)
+		return cmd_job(argc, argv);
 	if (strcmp(argv[1], "recommend") == 0)
 		return cmd_recommend(argc, argv);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
