@@ -7,6 +7,7 @@
 
 # Core: queue, primitives, tunables, version. No malloc, no clock, no global state.
 set(ELV_CORE_SOURCES
+	lib/core/access.c
 	lib/core/avg.c
 	lib/core/check.c
 	lib/core/div64.c

@@ -5,7 +5,9 @@
  * A policy is a const struct elv_policy: a name, the size of its per-queue state, a tunables
  * table and hooks. The core owns the request lifecycle (validation, states, merges through the
  * back-merge hash, barriers, requeues, stats, tracing); the policy only orders requests.
- * Include this header with ELV_ALLOW_PRIVATE_ACCESS defined to reach request internals.
+ * Everything a policy needs is here: a policy built outside the library, against the
+ * installed headers, can do what the built-in ones do (they include nothing else). Request
+ * and stream members the library owns are read through the accessors below, never by name.
  */
 #ifndef ELEVATOR_POLICY_H
 #define ELEVATOR_POLICY_H
@@ -23,6 +25,19 @@ extern "C" {
 
 /** @brief ABI word of struct elv_policy; bumped only when a hook's meaning changes. */
 #define ELV_POLICY_ABI 1u
+
+/**
+ * @brief Assertion for the library and policies: assert() unless ELV_NO_ASSERT or NDEBUG is
+ * defined, then nothing. Define ELV_ASSERT yourself to route it elsewhere.
+ */
+#if !defined(ELV_ASSERT) || defined(__DOXYGEN__)
+#if defined(ELV_NO_ASSERT) || defined(NDEBUG)
+#define ELV_ASSERT(x) ((void)0)
+#else
+#include <assert.h>
+#define ELV_ASSERT(x) assert(x)
+#endif
+#endif
 
 /** @brief Direction index used by policies: reads 0, everything else 1. */
 #define ELV_DIR_READ 0
@@ -133,6 +148,133 @@ ELV_API void elv_idle_stop(struct elv_queue *q, uint64_t now);
 /** @brief 1 while the policy idles (between elv_idle_start() and elv_idle_stop()). */
 ELV_API int elv_is_idling(const struct elv_queue *q);
 
+/* ---- queue access -------------------------------------------------------------------- */
+
+/**
+ * @brief The public head of every struct elv_queue, read by policies without a call.
+ *
+ * Every queue begins with these members, in this order, for as long as the ABI version
+ * stays the same; the rest of the queue is private. They belong to the core: read them,
+ * never write them. Functions give the same values to callers that cannot use the layout
+ * (elv_queue_data(), elv_queue_nr_queued(), elv_queue_nr_in_flight(),
+ * elv_queue_nr_requeued()).
+ */
+struct elv_queue_head {
+	void *data;            /**< Policy state: data_size bytes, 8-byte aligned. */
+	uint32_t nr_queued;    /**< Requests the policy holds. */
+	uint32_t nr_in_flight; /**< Dispatched and not completed nor given back. */
+	uint32_t nr_requeued;  /**< Given back by the device; dispatched again first. */
+};
+
+/** @brief The public head of queue @p q (not NULL). */
+static inline const struct elv_queue_head *elv_queue_head(const struct elv_queue *q)
+{
+	return (const struct elv_queue_head *)(const void *)q;
+}
+
+/** @brief Number of requests the device gave back (elv_requeue()) and not yet redispatched. */
+ELV_API uint32_t elv_queue_nr_requeued(const struct elv_queue *q);
+/**
+ * @brief Walk the requests the device gave back, in the order they will be dispatched again:
+ * the first with @p rq NULL, then the one after @p rq. NULL at the end, or for a NULL @p q.
+ */
+ELV_API struct elv_request *elv_queue_requeued_next(const struct elv_queue *q,
+						    const struct elv_request *rq);
+/**
+ * @brief Walk the streams registered with @p q (elv_stream_init()), oldest first: the first
+ * with @p s NULL, then the one after @p s. NULL at the end, or for a NULL @p q.
+ */
+ELV_API struct elv_stream *elv_queue_stream_next(const struct elv_queue *q,
+						 const struct elv_stream *s);
+/**
+ * @brief When the current idle period began (the @p now given to elv_idle_start()), for hooks
+ * that get no time and must end one. 0 when @p q is NULL or not idling.
+ */
+ELV_API uint64_t elv_idle_since(const struct elv_queue *q);
+
+/* ---- request and stream access ------------------------------------------------------- */
+
+/**
+ * @brief Lifecycle state of @p rq (enum elv_rq_state). A policy sees ELV_RQ_QUEUED in its
+ * hooks for the requests it holds; its check hook may use it to verify that.
+ */
+static inline enum elv_rq_state elv_rq_state(const struct elv_request *rq)
+{
+	return (enum elv_rq_state)rq->ELV_PRIVATE(state);
+}
+
+/**
+ * @brief Arrival time (ns) of @p rq: the host time of the elv_add() that queued it, or the
+ * older time it inherited in a request merge (elv_rq_inherit_arrival()). Deadlines are
+ * measured from it, with the elv_time_*() comparisons.
+ */
+static inline uint64_t elv_rq_time(const struct elv_request *rq)
+{
+	return rq->ELV_PRIVATE(time);
+}
+
+/** @brief Arrival sequence number of @p rq within its queue; compare with elv_rq_seq_cmp(). */
+static inline uint32_t elv_rq_seq(const struct elv_request *rq)
+{
+	return rq->ELV_PRIVATE(seq);
+}
+
+/**
+ * @brief Give @p rq the arrival time and sequence number of @p from, so that a request merge
+ * never makes the survivor younger. The caller moves it in its own FIFOs (see
+ * elv_fifo_inherit() for the case of one FIFO).
+ */
+static inline void elv_rq_inherit_arrival(struct elv_request *rq, const struct elv_request *from)
+{
+	rq->ELV_PRIVATE(time) = from->ELV_PRIVATE(time);
+	rq->ELV_PRIVATE(seq) = from->ELV_PRIVATE(seq);
+}
+
+/**
+ * @brief The list link of @p rq: the policy's own (for its FIFOs) from add() until the
+ * request leaves it by remove() or dispatch(). Recover the request with elv_list_rq().
+ * Returns a link the caller may change even for a const request, as strchr() does.
+ */
+static inline struct elv_list *elv_rq_fifo(const struct elv_request *rq)
+{
+	return (struct elv_list *)(uintptr_t)&rq->ELV_PRIVATE(fifo);
+}
+
+/**
+ * @brief The tree link of @p rq: the policy's own while it holds the request (the sorted-tree
+ * helpers below use it); while the request is in flight or requeued the core does not use
+ * it either, so a policy may keep a stamp there (see the requeue hook). Recover the request
+ * with elv_rb_rq(). Like elv_rq_fifo() for constness.
+ */
+static inline struct elv_rb_node *elv_rq_rb(const struct elv_request *rq)
+{
+	return (struct elv_rb_node *)(uintptr_t)&rq->ELV_PRIVATE(rb);
+}
+
+/** @brief Bytes in a stream's policy-private area. */
+#define ELV_STREAM_PRIV_BYTES (ELV_STREAM_PRIV_WORDS * 8u)
+
+/**
+ * @brief The policy-private area of stream @p s: ELV_STREAM_PRIV_BYTES bytes, 8-byte aligned,
+ * zeroed before the stream_init hook runs and the policy's alone while it is registered.
+ */
+static inline void *elv_stream_priv(const struct elv_stream *s)
+{
+	return (void *)(uintptr_t)(const void *)s->ELV_PRIVATE(priv).u64;
+}
+
+/** @brief Requests of stream @p s the library holds: queued, held back or in flight. */
+static inline uint32_t elv_stream_nr_rq(const struct elv_stream *s)
+{
+	return s->ELV_PRIVATE(nr_rq);
+}
+
+/** @brief The queue stream @p s is registered with, or NULL. */
+static inline struct elv_queue *elv_stream_queue(const struct elv_stream *s)
+{
+	return s->ELV_PRIVATE(q);
+}
+
 /* ---- request helpers ---------------------------------------------------------------- */
 
 /** @brief First sector after the request. */
@@ -151,6 +293,17 @@ static inline int elv_rq_dir(const struct elv_request *rq)
 static inline int elv_rq_is_sync(const struct elv_request *rq)
 {
 	return rq->op == ELV_OP_READ || (rq->flags & ELV_RQ_SYNC) != 0;
+}
+
+/**
+ * @brief 1 when the core may merge @p rq with another request at all: not a flush, barrier,
+ * FUA or ELV_RQ_NOMERGE request (FUA never merges: the survivor would carry another
+ * request's data without it). A find_next() or find_start() hook returns only such requests.
+ */
+static inline int elv_rq_mergeable(const struct elv_request *rq)
+{
+	return rq->op != ELV_OP_FLUSH &&
+	       !(rq->flags & (ELV_RQ_BARRIER | ELV_RQ_NOMERGE | ELV_RQ_FUA));
 }
 
 /** @brief Effective I/O priority: the request's, else its stream's, else BE level 4. */
@@ -397,8 +550,7 @@ static inline int elv_fifo_inherit(struct elv_request *rq, struct elv_request *n
 	elv_list_del(&rq->ELV_PRIVATE(fifo));
 	elv_list_insert(&rq->ELV_PRIVATE(fifo), &next->ELV_PRIVATE(fifo),
 			next->ELV_PRIVATE(fifo).next);
-	rq->ELV_PRIVATE(time) = next->ELV_PRIVATE(time);
-	rq->ELV_PRIVATE(seq) = next->ELV_PRIVATE(seq);
+	elv_rq_inherit_arrival(rq, next);
 	return 1;
 }
 

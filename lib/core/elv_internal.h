@@ -10,15 +10,6 @@
 #endif
 #include "elevator/policy.h"
 
-#ifndef ELV_ASSERT
-#if defined(ELV_NO_ASSERT) || defined(NDEBUG)
-#define ELV_ASSERT(x) ((void)0)
-#else
-#include <assert.h>
-#define ELV_ASSERT(x) assert(x)
-#endif
-#endif
-
 /*
  * Back-merge hash keyed by end sector; singly linked chains through rq->hlink.next. Beside it, a
  * counting filter of the start sectors of the same requests (ELV_HASH_STARTS per bucket): a
@@ -42,6 +33,11 @@ struct elv_hash {
 #define ELV_STREAM_REGISTERED 1u
 
 struct elv_queue {
+	/* The public head, struct elv_queue_head in policy.h: the same members in that order. */
+	void *data;              /* policy state, inside the queue's memory */
+	uint32_t nr_queued;      /* held by the policy */
+	uint32_t nr_in_flight;
+	uint32_t nr_requeued;    /* on the requeue list */
 	const struct elv_policy *policy;
 	/* The policy's per-request hooks, resolved once by elv_policy_start(): one load less
 	 * per call, and no struct_size test for find_next on every add. */
@@ -50,7 +46,6 @@ struct elv_queue {
 	void (*complete)(struct elv_queue *q, struct elv_request *rq, uint64_t now);
 	struct elv_request *(*find_next)(struct elv_queue *q, const struct elv_request *rq);
 	struct elv_request *(*find_start)(struct elv_queue *q, uint64_t sector, uint8_t op);
-	void *data;             /* policy state, inside the queue's memory */
 	size_t mem_len;         /* bytes the host gave us: bounds elv_switch() */
 	size_t data_room;       /* bytes available for policy state */
 	struct elv_config cfg;
@@ -59,10 +54,7 @@ struct elv_queue {
 	struct elv_list requeue; /* given back by the device: dispatched first */
 	struct elv_list held;    /* a pending barrier and everything added after it */
 	struct elv_list streams; /* registered streams */
-	uint32_t nr_queued;      /* held by the policy */
 	uint32_t nr_held;        /* on the held list */
-	uint32_t nr_requeued;    /* on the requeue list */
-	uint32_t nr_in_flight;
 	uint32_t nr_barriers;    /* barriers on the held list */
 	uint32_t seq;            /* next arrival sequence number */
 	uint64_t idle_since;     /* valid while idling */
@@ -71,6 +63,16 @@ struct elv_queue {
 	uint8_t clock_set;       /* a call has brought a host time */
 	uint8_t gate;            /* ELV_GATE_*: whether calls that change the queue may run */
 };
+
+/* Policies read the head through struct elv_queue_head: the layouts must agree. */
+_Static_assert(offsetof(struct elv_queue, data) == offsetof(struct elv_queue_head, data) &&
+		       offsetof(struct elv_queue, nr_queued) ==
+			       offsetof(struct elv_queue_head, nr_queued) &&
+		       offsetof(struct elv_queue, nr_in_flight) ==
+			       offsetof(struct elv_queue_head, nr_in_flight) &&
+		       offsetof(struct elv_queue, nr_requeued) ==
+			       offsetof(struct elv_queue_head, nr_requeued),
+	       "struct elv_queue must begin with struct elv_queue_head");
 
 /* Queue gate: open, inside a host callback (changes refused), or torn down (all refused). */
 #define ELV_GATE_OPEN 0u
@@ -136,14 +138,7 @@ static inline void elv_fifo_insert_ordered(struct elv_list *fifo, struct elv_req
 /* tunables.c */
 int elv__streq(const char *a, const char *b);
 
-/* merge.c */
-static inline int elv_rq_mergeable(const struct elv_request *rq)
-{
-	/* FUA never merges: the survivor would carry another request's data without it. */
-	return rq->op != ELV_OP_FLUSH &&
-	       !(rq->flags & (ELV_RQ_BARRIER | ELV_RQ_NOMERGE | ELV_RQ_FUA));
-}
-
+/* merge.c (elv_rq_mergeable() is in policy.h: policies ask it too) */
 int elv_merge_back_from(struct elv_queue *q, struct elv_request *c, struct elv_request *rq);
 int elv_merge_front_into(struct elv_queue *q, struct elv_request *c, struct elv_request *rq);
 

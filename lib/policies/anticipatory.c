@@ -16,12 +16,14 @@
  */
 #include <stddef.h>
 
-#include "../core/elv_internal.h"
+#include "elevator/policy.h"
 
 #if defined(__GNUC__)
 #define AS_NOINLINE __attribute__((noinline))
+#define AS_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define AS_NOINLINE
+#define AS_ALWAYS_INLINE inline
 #endif
 
 /*
@@ -31,11 +33,13 @@
  */
 #if defined(__OPTIMIZE_SIZE__)
 #define AS_FAST 0
+#define AS_HOT inline
 #define AS_SHARED AS_NOINLINE /* helpers with several callers: one copy */
 #define AS_COLD               /* rare work: the compiler places it */
 #else
 #define AS_FAST 1
-#define AS_SHARED ELV_SPEED_INLINE
+#define AS_HOT AS_ALWAYS_INLINE
+#define AS_SHARED AS_HOT
 #define AS_COLD AS_NOINLINE   /* rare work: kept out of the fast paths */
 #endif
 
@@ -154,12 +158,12 @@ static const char *const as_stat_names[AS_NR_STATS] = {
 
 static struct as_data *as_of(const struct elv_queue *q)
 {
-	return elv__data(q);
+	return elv_queue_head(q)->data;
 }
 
 static struct as_stream *as_st(const struct elv_stream *s)
 {
-	return (struct as_stream *)(uintptr_t)(const void *)s->ELV_PRIVATE(priv).u64;
+	return elv_stream_priv(s);
 }
 
 /* A decaying sum scaled by 256 after sample @x: 7/8 history, 1/8 new sample. */
@@ -194,7 +198,7 @@ static AS_SHARED int as_mean_above(uint64_t total, uint32_t samples, uint64_t x)
 /* Requests the device holds or will get back first: the old batch is drained when 0. */
 static uint32_t as_busy(const struct elv_queue *q)
 {
-	return q->nr_in_flight + q->nr_requeued;
+	return elv_queue_head(q)->nr_in_flight + elv_queue_head(q)->nr_requeued;
 }
 
 /*
@@ -202,14 +206,19 @@ static uint32_t as_busy(const struct elv_queue *q)
  * list is walked: it holds at most what the device had in flight, and is nearly always empty.
  * (Requests requeued and then cancelled or drained never complete, so no counter is kept.)
  */
-static int as_has_requeued(const struct elv_queue *q, const struct elv_stream *s)
+static AS_NOINLINE int as_has_requeued_slow(const struct elv_queue *q, const struct elv_stream *s)
 {
-	const struct elv_list *l;
+	const struct elv_request *rq;
 
-	for (l = q->requeue.next; l != &q->requeue; l = l->next)
-		if (elv_list_rq(l)->stream == s)
+	for (rq = elv_queue_requeued_next(q, NULL); rq; rq = elv_queue_requeued_next(q, rq))
+		if (rq->stream == s)
 			return 1;
 	return 0;
+}
+
+static int as_has_requeued(const struct elv_queue *q, const struct elv_stream *s)
+{
+	return elv_queue_head(q)->nr_requeued != 0 && as_has_requeued_slow(q, s);
 }
 
 static int as_waiting(const struct as_data *ad)
@@ -235,7 +244,7 @@ static AS_SHARED struct elv_request *as_choose(uint64_t last, struct elv_request
 }
 
 /* The request before @rq in sector order, without a call where speed counts. */
-static ELV_SPEED_INLINE struct elv_request *as_sort_prev(const struct elv_request *rq)
+static AS_HOT struct elv_request *as_sort_prev(const struct elv_request *rq)
 {
 	return AS_FAST ? elv_sort_prev_inline(rq) : elv_sort_prev(rq);
 }
@@ -274,7 +283,7 @@ static AS_SHARED struct elv_request *as_fifo_expired(struct as_data *ad, int dir
 		return NULL;
 	d->last_check_fifo = now;
 	rq = elv_list_first_rq(&d->fifo);
-	return rq && elv_time_after_eq(now, rq->ELV_PRIVATE(time) + expire) ? rq : NULL;
+	return rq && elv_time_after_eq(now, elv_rq_time(rq) + expire) ? rq : NULL;
 }
 
 /* ---- per-stream history -------------------------------------------------------------- */
@@ -303,7 +312,7 @@ static AS_COLD uint64_t as_seek_cap(const struct as_stream *st, uint64_t clamp)
  * The seek sample: @dist, clamped to 4 * mean + a margin so that one odd far request (a
  * page-in, a fragment) cannot make every seek look close.
  */
-static ELV_SPEED_INLINE uint64_t as_seek_sample(const struct as_stream *st, uint64_t dist)
+static AS_HOT uint64_t as_seek_sample(const struct as_stream *st, uint64_t dist)
 {
 	uint64_t clamp = st->samples <= AS_SEEK_EARLY_SAMPLES ? AS_SEEK_CLAMP_EARLY
 							      : AS_SEEK_CLAMP_LATE;
@@ -316,7 +325,7 @@ static ELV_SPEED_INLINE uint64_t as_seek_sample(const struct as_stream *st, uint
 }
 
 /* Think time: only a stream with nothing outstanding was thinking; otherwise it streams. */
-static ELV_SPEED_INLINE uint64_t as_think_time(const struct elv_queue *q,
+static AS_HOT uint64_t as_think_time(const struct elv_queue *q,
 					       const struct elv_stream *s,
 					       const struct as_stream *st, uint64_t now)
 {
@@ -330,7 +339,7 @@ static ELV_SPEED_INLINE uint64_t as_think_time(const struct elv_queue *q,
 }
 
 /* One sample of both averages. */
-static ELV_SPEED_INLINE void as_sample(struct as_stream *st, uint64_t ttime, uint64_t seek)
+static AS_HOT void as_sample(struct as_stream *st, uint64_t ttime, uint64_t seek)
 {
 	st->samples = (7u * st->samples + 256u) / 8u;
 	st->ttime_total = as_decay(st->ttime_total, ttime);
@@ -358,7 +367,7 @@ static void as_update_iohist(const struct elv_queue *q, struct as_data *ad, stru
  * as_update_iohist() for the usual case, a stream past its first few samples whose seek is
  * within the clamp: 1 when done, 0 (having changed nothing) for the general path.
  */
-static ELV_SPEED_INLINE int as_update_iohist_fast(const struct elv_queue *q,
+static AS_HOT int as_update_iohist_fast(const struct elv_queue *q,
 						  struct elv_stream *s,
 						  const struct elv_request *rq, uint64_t now)
 {
@@ -455,7 +464,7 @@ static AS_COLD unsigned as_can_break_slow(const struct elv_queue *q, struct as_d
  * is the awaited stream's own request; AS_STAT_BREAKS: dispatch now for another reason, the
  * commonest being that the stream has more work queued already.
  */
-static ELV_SPEED_INLINE unsigned as_can_break(const struct elv_queue *q, struct as_data *ad,
+static AS_HOT unsigned as_can_break(const struct elv_queue *q, struct as_data *ad,
 					      const struct elv_request *rq, uint64_t now)
 {
 	struct elv_stream *s = ad->antic_stream;
@@ -495,7 +504,7 @@ static AS_COLD void as_tick_wait(struct elv_queue *q, struct as_data *ad, uint64
 
 static void as_tick(struct elv_queue *q, struct as_data *ad, uint64_t now)
 {
-	if (ELV_UNLIKELY(ad->antic_status == AS_ANTIC_WAIT_NEXT))
+	if (ad->antic_status == AS_ANTIC_WAIT_NEXT)
 		as_tick_wait(q, ad, now);
 }
 
@@ -519,7 +528,7 @@ static AS_SHARED int as_awaited_gone(const struct elv_queue *q, const struct as_
 
 	if (!s || ad->ioc_finished)
 		return 0;
-	return as_busy(q) == 0 || s->ELV_PRIVATE(nr_rq) == as_st(s)->nr_queued;
+	return as_busy(q) == 0 || elv_stream_nr_rq(s) == as_st(s)->nr_queued;
 }
 
 /* Begin anticipating the awaited stream (dispatch decided to, from OFF). */
@@ -661,7 +670,7 @@ static AS_COLD void as_add_slow(struct elv_queue *q, struct elv_request *rq, uin
 	if (s) {
 		/* Learn only from fresh arrivals, not from requests moved in by a switch or
 		 * barrier. */
-		if (rq->ELV_PRIVATE(time) == now && elv_rq_is_sync(rq)) {
+		if (elv_rq_time(rq) == now && elv_rq_is_sync(rq)) {
 			as_update_iohist(q, ad, s, rq, now);
 			if (ad->ghost)
 				as_judge_ghost(ad, rq, now);
@@ -679,7 +688,7 @@ static AS_COLD void as_add_slow(struct elv_queue *q, struct elv_request *rq, uin
 /* The fast add's own part of linking @rq into @d, ending in the tree's insertion. */
 static AS_COLD void as_link_fast(struct as_dir *d, struct elv_request *rq)
 {
-	elv_list_add_tail(&d->fifo, &rq->ELV_PRIVATE(fifo));
+	elv_list_add_tail(&d->fifo, elv_rq_fifo(rq));
 	d->nr_queued++;
 	d->next_rq = as_choose(d->last_sector, rq, d->next_rq);
 	elv_sort_add(&d->sort, rq);
@@ -703,7 +712,7 @@ static void as_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 		return;
 	}
 	if (s) {
-		if (rq->ELV_PRIVATE(time) == now && elv_rq_is_sync(rq) &&
+		if (elv_rq_time(rq) == now && elv_rq_is_sync(rq) &&
 		    !as_update_iohist_fast(q, s, rq, now)) {
 			as_add_slow(q, rq, now);
 			return;
@@ -716,7 +725,7 @@ static void as_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 /* The rest of taking @rq out (its tree link is gone already). */
 static void as_unlink(struct as_dir *d, struct elv_request *rq)
 {
-	elv_list_del(&rq->ELV_PRIVATE(fifo));
+	elv_list_del(elv_rq_fifo(rq));
 	d->nr_queued--;
 	if (rq->stream)
 		as_st(rq->stream)->nr_queued--;
@@ -880,7 +889,7 @@ static AS_COLD struct elv_request *as_dispatch_slow(struct elv_queue *q, struct 
 }
 
 /* The end of a fast dispatch: @rq of batch direction @d goes to the device. */
-static ELV_SPEED_INLINE struct elv_request *as_dispatch_go(struct as_data *ad, struct as_dir *d,
+static AS_HOT struct elv_request *as_dispatch_go(struct as_data *ad, struct as_dir *d,
 							   struct elv_request *rq)
 {
 	d->last_sector = elv_rq_end(rq);
@@ -890,7 +899,7 @@ static ELV_SPEED_INLINE struct elv_request *as_dispatch_go(struct as_data *ad, s
 }
 
 /* A fast dispatch in a read batch that goes on. */
-static ELV_SPEED_INLINE struct elv_request *as_dispatch_read(struct as_data *ad,
+static AS_HOT struct elv_request *as_dispatch_read(struct as_data *ad,
 							     struct as_dir *d,
 							     struct elv_request *rq, uint64_t now)
 {
@@ -955,7 +964,7 @@ static struct elv_request *as_dispatch(struct elv_queue *q, uint64_t now, int fo
 }
 
 /* What a completion tells about its stream. */
-static ELV_SPEED_INLINE void as_complete_stream(struct elv_queue *q, struct as_data *ad,
+static AS_HOT void as_complete_stream(struct elv_queue *q, struct as_data *ad,
 						const struct elv_request *rq, uint64_t now)
 {
 	struct elv_stream *s = rq->stream;
@@ -1050,7 +1059,7 @@ static void as_tunable_changed(struct elv_queue *q, const struct elv_tunable *t)
 	/* Anticipation switched off: a wait in progress must not outlive it. */
 	if (t->offset == offsetof(struct as_data, antic_expire) && ad->antic_expire == 0) {
 		/* No clock here: the idle period is closed where it began. */
-		as_antic_stop(q, ad, q->idle_since, AS_STAT_BREAKS);
+		as_antic_stop(q, ad, elv_idle_since(q), AS_STAT_BREAKS);
 	}
 }
 
@@ -1073,7 +1082,7 @@ static void as_stats(const struct elv_queue *q, uint64_t *vals)
 /* A request the policy holds: queued, in the tree and FIFO of its direction @dir. */
 static AS_SHARED int as_check_rq(const struct elv_request *rq, int dir)
 {
-	return rq->ELV_PRIVATE(state) != ELV_RQ_QUEUED || elv_rq_dir(rq) != dir;
+	return elv_rq_state(rq) != ELV_RQ_QUEUED || elv_rq_dir(rq) != dir;
 }
 
 /*
@@ -1093,6 +1102,7 @@ static int as_check(const struct elv_queue *q)
 	int waiting = as_waiting(ad), status = ad->antic_status, dir, i;
 	uint32_t total = 0, with_stream = 0;
 	const struct elv_list *l;
+	const struct elv_stream *s;
 
 	for (dir = 0; dir < 2; dir++) {
 		const struct as_dir *d = &ad->dir[dir];
@@ -1121,11 +1131,10 @@ static int as_check(const struct elv_queue *q)
 	}
 	if (total != elv_queue_nr_queued(q))
 		return ELV_EINVAL;
-	for (l = q->streams.next; l != &q->streams; l = l->next) {
-		const struct elv_stream *s = elv_container_of(l, struct elv_stream, link);
+	for (s = elv_queue_stream_next(q, NULL); s; s = elv_queue_stream_next(q, s)) {
 		const struct as_stream *as = as_st(s);
 
-		if (as->nr_queued > s->ELV_PRIVATE(nr_rq) || as->samples > 256u)
+		if (as->nr_queued > elv_stream_nr_rq(s) || as->samples > 256u)
 			return ELV_EINVAL;
 		with_stream -= as->nr_queued;
 	}
@@ -1136,7 +1145,7 @@ static int as_check(const struct elv_queue *q)
 	    (waiting && ad->antic_expire == 0) || ended + (uint64_t)waiting != ad->stat[AS_STAT_WAITS] ||
 	    (status == AS_ANTIC_WAIT_REQ && (!ad->antic_stream || ad->ioc_finished)) ||
 	    (status == AS_ANTIC_WAIT_NEXT && !ad->ioc_finished && ad->antic_stream) ||
-	    (ad->antic_stream && ad->antic_stream->ELV_PRIVATE(q) != q) ||
+	    (ad->antic_stream && elv_stream_queue(ad->antic_stream) != q) ||
 	    ad->batch_dir > ELV_DIR_WRITE ||
 	    (ad->batch_flags & (AS_CHANGED_BATCH | AS_NEW_BATCH)) ==
 		    (AS_CHANGED_BATCH | AS_NEW_BATCH) ||

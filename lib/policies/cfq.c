@@ -22,14 +22,10 @@
  * Not modelled: cgroups (there is one group), merging cooperating queues, NCQ depth probing
  * (the device traits give the depth), request allocation limits (may_queue).
  */
-#ifndef ELV_ALLOW_PRIVATE_ACCESS
-#define ELV_ALLOW_PRIVATE_ACCESS 1
-#endif
-
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/elv_internal.h" /* queue internals on the hot path */
+#include "elevator/policy.h"
 
 #define CFQ_MS 1000000LL
 #define CFQ_IDLE_DELAY (200 * CFQ_MS) /* IDLE-class queues queue up this far behind */
@@ -141,7 +137,7 @@ struct cfq_stream {
 
 _Static_assert((7u * CFQ_AVG_SETTLED + 256u) / 8u == CFQ_AVG_SETTLED,
 	       "the settled weight must be a fixed point of the decaying-average step");
-_Static_assert(sizeof(struct cfq_stream) <= sizeof(((struct elv_stream *)0)->ELV_PRIVATE(priv)),
+_Static_assert(sizeof(struct cfq_stream) <= ELV_STREAM_PRIV_BYTES,
 	       "cfq stream state must fit in the stream's private area");
 
 /* Small, often-used members first (short encodings on Thumb-2), the big arrays last. */
@@ -152,7 +148,8 @@ struct cfq_data {
 	uint8_t clock_set;
 	uint8_t quiet;   /* clock known, no timer armed: cfq_tick() has nothing to do */
 	uint8_t idle_ok; /* idling allowed at all (idle_mode and the device) */
-	uint8_t pad[3];
+	uint8_t nonrot;  /* the device does not seek (its traits, copied at init) */
+	uint8_t pad[2];
 	uint32_t busy_queues;
 	uint32_t busy_sync_queues;
 	uint32_t rq_queued;
@@ -194,12 +191,17 @@ struct cfq_data {
 /* ---- small helpers ------------------------------------------------------------------- */
 
 /* A helper with several callers: one shared copy when optimising for size (-Os firmware). */
+#if defined(__OPTIMIZE_SIZE__) || !defined(__GNUC__)
+#define CFQ_HOT inline
+#else
+#define CFQ_HOT inline __attribute__((always_inline))
+#endif
 #if defined(__OPTIMIZE_SIZE__) && defined(__GNUC__)
 #define CFQ_SHARED __attribute__((noinline))
 #define CFQ_SHARED_HOT __attribute__((noinline))
 #else
 #define CFQ_SHARED
-#define CFQ_SHARED_HOT ELV_SPEED_INLINE /* on a hot path: inlined into every caller */
+#define CFQ_SHARED_HOT CFQ_HOT /* on a hot path: inlined into every caller */
 #endif
 
 /* Exact shortcuts for the common case; builds that optimise for size take the general path. */
@@ -217,12 +219,12 @@ struct cfq_data {
 
 static struct cfq_data *cfq_data(const struct elv_queue *q)
 {
-	return elv__data(q);
+	return elv_queue_head(q)->data;
 }
 
 static struct cfq_stream *cfq_stream(struct elv_stream *s)
 {
-	return (struct cfq_stream *)(void *)s->ELV_PRIVATE(priv).u64;
+	return elv_stream_priv(s);
 }
 
 static int cfq_before(uint64_t a, uint64_t b)
@@ -347,26 +349,23 @@ static CFQ_SHARED uint64_t cfq_ttime_cap(int64_t idle)
 	return cap < ELV_AVG_SAMPLE_MAX ? cap : ELV_AVG_SAMPLE_MAX;
 }
 
-/* What the hot paths derive from tunables, worked out once: whether idling is allowed at
- * all (idle_mode or the device), think-time caps. */
+/* What the hot paths derive from tunables and the device, worked out once: whether idling is
+ * allowed at all (idle_mode or the device), whether the device seeks, think-time caps. */
 static void cfq_tunable_changed(struct elv_queue *q, const struct elv_tunable *t)
 {
 	struct cfq_data *cd = cfq_data(q);
-	const struct elv_device_traits *dev = &q->cfg.dev;
+	const struct elv_device_traits *dev = &elv_queue_config(q)->dev;
 	uint32_t mode = CFQ_SMALL(cd, idle_mode);
 
 	(void)t;
 	cd->idle_ok = (uint8_t)(mode == CFQ_IDLE_ALWAYS ||
 				(mode != CFQ_IDLE_NEVER &&
 				 (dev->rotational || dev->queue_depth <= 1)));
+	cd->nonrot = !dev->rotational;
 	cd->ttime_cap[0] = cfq_ttime_cap(cd->slice_idle);
 	cd->ttime_cap[1] = cfq_ttime_cap(cd->group_idle);
 }
 
-static int cfq_nonrot(const struct elv_queue *q)
-{
-	return !q->cfg.dev.rotational;
-}
 
 /* ---- slices ------------------------------------------------------------------------- */
 
@@ -452,7 +451,7 @@ static CFQ_SHARED int cfq_ttime_big(const struct cfq_data *cd, const struct cfq_
 	return cfq_ttime_mean(t) > (uint64_t)lim;
 }
 
-static void cfq_update_seek(const struct elv_queue *q, struct cfq_queue *cq,
+static void cfq_update_seek(const struct cfq_data *cd, struct cfq_queue *cq,
 			    const struct elv_request *rq)
 {
 	uint64_t d = 0;
@@ -461,7 +460,7 @@ static void cfq_update_seek(const struct elv_queue *q, struct cfq_queue *cq,
 	if (cq->flags & CFQQ_HAS_POS)
 		d = rq->sector > cq->last_request_pos ? rq->sector - cq->last_request_pos
 						      : cq->last_request_pos - rq->sector;
-	if (cfq_nonrot(q))
+	if (cd->nonrot)
 		bit = rq->nr_sectors < CFQ_SECT_THR_NONROT;
 	else
 		bit = d > CFQ_SEEK_THR;
@@ -550,7 +549,7 @@ static void cfq_pos_flush(struct cfq_data *cd)
 }
 
 /* File a sync queue in its level's position tree under its next request's sector. */
-static ELV_SPEED_INLINE void cfq_pos_sync(struct cfq_data *cd, struct cfq_queue *cq)
+static CFQ_HOT void cfq_pos_sync(struct cfq_data *cd, struct cfq_queue *cq)
 {
 	struct elv_rb_root *root = NULL;
 	struct cfq_stream *cs;
@@ -750,7 +749,7 @@ static struct cfq_queue *cfq_async_queue(struct cfq_data *cd, uint8_t prio)
 /* The queue a held request lives in: its stream's sync queue, or a shared async one. */
 static inline struct cfq_queue *cfq_rq_queue(struct cfq_data *cd, const struct elv_request *rq)
 {
-	if (ELV_LIKELY(rq->stream && elv_rq_is_sync(rq)))
+	if (rq->stream && elv_rq_is_sync(rq))
 		return &cfq_stream(rq->stream)->sq;
 	return cfq_async_queue(cd, cfq_async_prio(rq));
 }
@@ -785,7 +784,7 @@ static int cfq_rq_rank(const struct elv_request *rq)
 }
 
 /* cfq_rq_rank(@r1) - cfq_rq_rank(@r2), with a short way for the usual pair of like requests. */
-static ELV_SPEED_INLINE int cfq_rank_diff(const struct elv_request *r1,
+static CFQ_HOT int cfq_rank_diff(const struct elv_request *r1,
 					  const struct elv_request *r2)
 {
 	if (CFQ_FAST && r1->op == r2->op && !((r1->flags ^ r2->flags) & (ELV_RQ_SYNC | ELV_RQ_META)))
@@ -793,7 +792,7 @@ static ELV_SPEED_INLINE int cfq_rank_diff(const struct elv_request *r1,
 	return cfq_rq_rank(r1) - cfq_rq_rank(r2);
 }
 
-static ELV_SPEED_INLINE struct elv_request *cfq_choose_req(const struct cfq_data *cd,
+static CFQ_HOT struct elv_request *cfq_choose_req(const struct cfq_data *cd,
 							   struct elv_request *r1,
 							   struct elv_request *r2, uint64_t last)
 {
@@ -812,7 +811,7 @@ static ELV_SPEED_INLINE struct elv_request *cfq_choose_req(const struct cfq_data
 }
 
 /* The request before @rq in sector order, without a call where speed counts. */
-static ELV_SPEED_INLINE struct elv_request *cfq_sort_prev(const struct elv_request *rq)
+static CFQ_HOT struct elv_request *cfq_sort_prev(const struct elv_request *rq)
 {
 	return CFQ_FAST ? elv_sort_prev_inline(rq) : elv_sort_prev(rq);
 }
@@ -821,7 +820,7 @@ static ELV_SPEED_INLINE struct elv_request *cfq_sort_prev(const struct elv_reque
  * Unlink @rq from its queue. If it was the next request, the next one is its neighbour in
  * sector order (the successor wrapping to the lowest sector) cheaper to reach from its start.
  */
-static ELV_SPEED_INLINE void cfq_del_rq(struct cfq_data *cd, struct cfq_queue *cq,
+static CFQ_HOT void cfq_del_rq(struct cfq_data *cd, struct cfq_queue *cq,
 					struct elv_request *rq)
 {
 	struct elv_request *prev = NULL, *next;
@@ -833,7 +832,7 @@ static ELV_SPEED_INLINE void cfq_del_rq(struct cfq_data *cd, struct cfq_queue *c
 	if (advance)
 		cq->next_rq = cfq_choose_req(cd, next ? next : elv_sort_first(&cq->sort_list), prev,
 					     rq->sector);
-	elv_list_del(&rq->ELV_PRIVATE(fifo));
+	elv_list_del(elv_rq_fifo(rq));
 	cq->queued--;
 	cd->rq_queued--;
 	if (rq->flags & ELV_RQ_META)
@@ -1139,9 +1138,11 @@ static struct elv_request *cfq_check_fifo(struct cfq_data *cd, struct cfq_queue 
  */
 static void cfq_stamp(const struct cfq_data *cd, struct cfq_queue *cq, struct elv_request *rq)
 {
-	rq->ELV_PRIVATE(rb).parent_color = (uintptr_t)cd->epoch;
-	rq->ELV_PRIVATE(rb).left = (struct elv_rb_node *)(void *)cq;
-	rq->ELV_PRIVATE(rb).right = (struct elv_rb_node *)(void *)(uintptr_t)cd;
+	struct elv_rb_node *n = elv_rq_rb(rq);
+
+	n->parent_color = (uintptr_t)cd->epoch;
+	n->left = (struct elv_rb_node *)(void *)cq;
+	n->right = (struct elv_rb_node *)(void *)(uintptr_t)cd;
 }
 
 /* A request leaves our in-flight count (completed, or taken back by the core). */
@@ -1159,7 +1160,7 @@ static void cfq_rq_gone(struct cfq_data *cd, struct cfq_queue *cq,
  */
 static struct cfq_queue *cfq_unstamp(struct cfq_data *cd, struct elv_request *rq)
 {
-	struct elv_rb_node *n = &rq->ELV_PRIVATE(rb);
+	struct elv_rb_node *n = elv_rq_rb(rq);
 	struct cfq_queue *cq = cfq_rq_queue(cd, rq);
 
 	if (n->parent_color == (uintptr_t)cd->epoch && n->left == (void *)cq &&
@@ -1173,7 +1174,7 @@ static struct cfq_queue *cfq_unstamp(struct cfq_data *cd, struct elv_request *rq
 }
 
 
-static ELV_SPEED_INLINE void cfq_dispatch_insert(struct cfq_data *cd, struct cfq_queue *cq,
+static CFQ_HOT void cfq_dispatch_insert(struct cfq_data *cd, struct cfq_queue *cq,
 						 struct elv_request *rq)
 {
 	/* the head moves on from @rq, even when the FIFO chose it */
@@ -1257,7 +1258,7 @@ static void cfq_tick_slow(struct elv_queue *q, struct cfq_data *cd, uint64_t now
 /* Usually there is nothing to do: no timer armed, clock known. */
 static inline void cfq_tick(struct elv_queue *q, struct cfq_data *cd, uint64_t now)
 {
-	if (ELV_UNLIKELY(!cd->quiet))
+	if (!cd->quiet)
 		cfq_tick_slow(q, cd, now);
 }
 
@@ -1322,7 +1323,7 @@ static void cfq_rq_enqueued(struct elv_queue *q, struct cfq_data *cd, struct cfq
 		cfq_ttime_sample(&cq->st->ttime, now, cd->ttime_cap[0]);
 	}
 	cfq_ttime_sample(&cd->grp_ttime, now, cd->ttime_cap[1]);
-	cfq_update_seek(q, cq, rq);
+	cfq_update_seek(cd, cq, rq);
 	cfq_update_idle_window(cd, cq);
 	cq->last_request_pos = elv_rq_end(rq);
 	cq->flags |= CFQQ_HAS_POS;
@@ -1388,7 +1389,7 @@ static void cfq_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	cfq_tick(q, cd, now);
 	cfq_async_hold(rq);
 	cq = cfq_rq_queue(cd, rq);
-	elv_fifo_insert_ordered(&cq->fifo, rq);
+	elv_fifo_insert_sorted(&cq->fifo, rq);
 	elv_sort_add(&cq->sort_list, rq);
 	cq->queued++;
 	cd->rq_queued++;
@@ -1580,7 +1581,7 @@ static void cfq_complete(struct elv_queue *q, struct elv_request *rq, uint64_t n
 	if (sync) {
 		cfq_stream(cq->stream)->ttime.last_end = now;
 		(cq->st ? cq->st : cfq_st_for(cd, cq->cls, cfqq_type(cq)))->ttime.last_end = now;
-		if (!cfq_before(now, rq->ELV_PRIVATE(time) + (uint64_t)cd->fifo_expire_sync))
+		if (!cfq_before(now, elv_rq_time(rq) + (uint64_t)cd->fifo_expire_sync))
 			cd->last_delayed_sync = now;
 	}
 	cd->grp_ttime.last_end = now;
@@ -1689,7 +1690,7 @@ static int cfq_check_queue(const struct cfq_data *cd, const struct cfq_queue *cq
 	for (l = cq->fifo.next; l != &cq->fifo; l = l->next, n--) {
 		rq = elv_list_rq(l);
 		CFQ_CHECK(n &&
-			  (!prev || !cfq_before(rq->ELV_PRIVATE(time), prev->ELV_PRIVATE(time))));
+			  (!prev || !cfq_before(elv_rq_time(rq), elv_rq_time(prev))));
 		prev = rq;
 	}
 	CFQ_CHECK(!n);

@@ -28,7 +28,7 @@
  */
 #include <stddef.h>
 
-#include "../core/elv_internal.h"
+#include "elevator/policy.h"
 
 /* The start of a batch and the aging pass are kept out of dl_dispatch(), whose common case
  * (the batch goes on) then needs no room for a pick. */
@@ -89,7 +89,7 @@ static const char *const dl_stat_names[DL_NR_STATS] = {
 
 static inline struct dl_data *dl_data(const struct elv_queue *q)
 {
-	return q->data;
+	return elv_queue_head(q)->data;
 }
 
 /* The (level, direction) index of @rq by its priority now: none and best effort share BE. */
@@ -109,7 +109,7 @@ static unsigned dl_index(const struct elv_request *rq)
  */
 static int dl_locate(const struct dl_data *d, const struct elv_request *rq)
 {
-	const struct elv_rb_node *n = &rq->rb, *p;
+	const struct elv_rb_node *n = elv_rq_rb(rq), *p;
 	int i;
 
 	while ((p = elv_rb_parent(n)) != NULL)
@@ -122,7 +122,7 @@ static int dl_locate(const struct dl_data *d, const struct elv_request *rq)
 
 static inline int dl_expired(const struct elv_request *rq, uint64_t now, int64_t expire)
 {
-	return elv_time_after_eq(now, rq->time + (uint64_t)expire);
+	return elv_time_after_eq(now, elv_rq_time(rq) + (uint64_t)expire);
 }
 
 /* Did the oldest request of either FIFO of a level (@lv: its two dl_dir) arrive by @t? */
@@ -131,7 +131,8 @@ static inline int dl_head_arrived_by(const struct dl_dir *lv, uint64_t t)
 	const struct elv_request *r = elv_list_first_rq(&lv[0].fifo);
 	const struct elv_request *w = elv_list_first_rq(&lv[1].fifo);
 
-	return (r && elv_time_before_eq(r->time, t)) || (w && elv_time_before_eq(w->time, t));
+	return (r && elv_time_before_eq(elv_rq_time(r), t)) ||
+	       (w && elv_time_before_eq(elv_rq_time(w), t));
 }
 
 /* Take @rq out of tree @i and its FIFO; returns the request after it in sector order. */
@@ -139,7 +140,7 @@ static inline struct elv_request *dl_unlink(struct dl_data *d, unsigned i, struc
 {
 	struct dl_dir *dd = &d->dir[i];
 
-	elv_list_del(&rq->fifo);
+	elv_list_del(elv_rq_fifo(rq));
 	if (--dd->nr == 0 && d->dir[i ^ 1].nr == 0)
 		d->busy &= ~(1u << (i >> 1));
 	return elv_sort_del_next(&dd->sort, rq);
@@ -190,11 +191,11 @@ static void dl_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	(void)now;
 	d->busy |= 1u << (i >> 1);
 	dd->nr++;
-	if (ELV_UNLIKELY(tail != &dd->fifo && elv_rq_seq_cmp(elv_list_rq(tail), rq) > 0)) {
+	if (tail != &dd->fifo && elv_rq_seq_cmp(elv_list_rq(tail), rq) > 0) {
 		dl_add_unordered(dd, rq);
 		return;
 	}
-	elv_list_insert(&rq->fifo, tail, &dd->fifo);
+	elv_list_insert(elv_rq_fifo(rq), tail, &dd->fifo);
 	/* Last, so that nothing has to survive the call. */
 	elv_sort_add(&dd->sort, rq);
 }
@@ -240,9 +241,8 @@ static void dl_merged(struct elv_queue *q, struct elv_request *rq, enum elv_merg
 		elv_fifo_inherit(rq, next);
 		return;
 	}
-	elv_list_del(&rq->fifo);
-	rq->time = next->time;
-	rq->seq = next->seq;
+	elv_list_del(elv_rq_fifo(rq));
+	elv_rq_inherit_arrival(rq, next);
 	elv_fifo_insert_sorted(&d->dir[i].fifo, rq);
 }
 
@@ -257,7 +257,7 @@ static struct elv_request *dl_find_next(struct elv_queue *q, const struct elv_re
 	uint64_t sector = elv_rq_end(rq);
 	struct elv_request *c;
 
-	if (rq->state != ELV_RQ_QUEUED && !d->front_merges)
+	if (elv_rq_state(rq) != ELV_RQ_QUEUED && !d->front_merges)
 		return NULL;
 	c = elv_sort_find(&d->dir[dl_index(rq)].sort, sector);
 	for (; c && c->sector == sector; c = elv_sort_next(c))
@@ -318,7 +318,7 @@ static DL_NOINLINE struct elv_request *dl_dispatch_slow(struct elv_queue *q, str
 			 * aged (or the level is empty), no pick of it can have, and the probe is
 			 * skipped. */
 			if (dl_head_arrived_by(&d->dir[2 * l], old) && dl_pick(d, l, now, &p) &&
-			    elv_time_before_eq(p.rq->time, old)) {
+			    elv_time_before_eq(elv_rq_time(p.rq), old)) {
 				d->stats[DL_ST_AGED]++;
 				goto commit;
 			}
@@ -355,10 +355,10 @@ static struct elv_request *dl_dispatch(struct elv_queue *q, uint64_t now, int fo
 	if (busy == 0)
 		return NULL;
 	/* The common case: one level busy, and its batch goes on in sector order. */
-	if (ELV_LIKELY(!(busy & (busy - 1)))) {
+	if (!(busy & (busy - 1))) {
 		i = (busy >> 1) * 2 + d->last_dir; /* busy is 1, 2 or 4: level 0, 1 or 2 */
 		rq = d->dir[i].next_rq;
-		if (ELV_LIKELY(rq && (int64_t)d->batching < d->fifo_batch))
+		if (rq && (int64_t)d->batching < d->fifo_batch)
 			return dl_take(d, i, rq, 1);
 	}
 	return dl_dispatch_slow(q, d, busy, now);
@@ -408,9 +408,10 @@ static int dl_check_dir(const struct dl_data *d, unsigned i)
 		if (pos == &dd->fifo || t == NULL || (s && s->sector > t->sector))
 			return ELV_EINVAL;
 		rq = elv_list_rq(pos);
-		if (rq->state != ELV_RQ_QUEUED || dl_locate(d, rq) != (int)i ||
+		if (elv_rq_state(rq) != ELV_RQ_QUEUED || dl_locate(d, rq) != (int)i ||
 		    (ELV_PRIO_CLASS(rq->ioprio) != ELV_PRIO_NONE && dl_index(rq) != i) ||
-		    (prev && (elv_rq_seq_cmp(prev, rq) >= 0 || elv_time_after(prev->time, rq->time))))
+		    (prev && (elv_rq_seq_cmp(prev, rq) >= 0 ||
+			      elv_time_after(elv_rq_time(prev), elv_rq_time(rq)))))
 			return ELV_EINVAL;
 	}
 	if (pos->next != &dd->fifo || t != NULL ||
@@ -422,7 +423,7 @@ static int dl_check_dir(const struct dl_data *d, unsigned i)
 static int dl_check(const struct elv_queue *q)
 {
 	const struct dl_data *d = dl_data(q);
-	const struct elv_policy *p = q->policy;
+	const struct elv_policy *p = elv_queue_policy(q);
 	uint32_t total = 0;
 	unsigned i;
 

@@ -3,7 +3,7 @@
  * core's hash, front merges against the most recently added request (the one-request cache
  * that catches a stream written backwards). For devices that reorder by themselves.
  */
-#include "../core/elv_internal.h"
+#include "elevator/policy.h"
 
 struct noop_data {
 	struct elv_list fifo;
@@ -11,7 +11,7 @@ struct noop_data {
 
 static struct noop_data *noop_of(const struct elv_queue *q)
 {
-	return elv__data(q);
+	return elv_queue_head(q)->data;
 }
 
 static void noop_init(struct elv_queue *q)
@@ -23,13 +23,13 @@ static void noop_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	(void)now;
 	/* New requests are the youngest; only a switch or barrier release may re-add older ones. */
-	elv_fifo_insert_ordered(&noop_of(q)->fifo, rq);
+	elv_fifo_insert_sorted(&noop_of(q)->fifo, rq);
 }
 
 static void noop_remove(struct elv_queue *q, struct elv_request *rq)
 {
 	(void)q;
-	elv_list_del(&rq->fifo);
+	elv_list_del(elv_rq_fifo(rq));
 }
 
 static struct elv_request *noop_find_start(struct elv_queue *q, uint64_t sector, uint8_t op)
@@ -78,7 +78,7 @@ static int noop_check(const struct elv_queue *q)
 	for (l = d->fifo.next; l != &d->fifo; l = l->next) {
 		const struct elv_request *rq = elv_list_rq(l);
 
-		if (rq->state != ELV_RQ_QUEUED || (prev && elv_rq_seq_cmp(prev, rq) > 0))
+		if (elv_rq_state(rq) != ELV_RQ_QUEUED || (prev && elv_rq_seq_cmp(prev, rq) > 0))
 			return ELV_EINVAL;
 		prev = rq;
 		n++;
