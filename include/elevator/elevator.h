@@ -14,10 +14,15 @@
  * @c now is a free-running 64-bit nanosecond counter: it may start anywhere and wrap past
  * 2^64 to 0. The library compares times by their difference (serial-number arithmetic, the
  * elv_time_after() family in policy.h), so times it compares must be less than 2^63 ns (292
- * years) apart; a host comparing elv_next_event() with its clock does the same. Each queue
- * keeps the latest time it has seen: a call whose @c now is earlier (unsynchronised clocks,
- * a clock stepped back) works at that latest time instead, so a queue's time never runs
- * backwards and a step back delays no request. Calls that are refused do not move the clock.
+ * years) apart; a host comparing elv_next_event() with its clock does the same.
+ *
+ * Each queue keeps the latest time it has seen, and a call whose @c now is earlier works at
+ * that latest time instead: policies never see time run backwards. A step back of up to
+ * 10 ms (ELV_TIME_SKEW_MAX_NS at build time) is taken as skew between unsynchronised clocks:
+ * the queue's time waits until the host's catches up. A larger step is a clock set back:
+ * the queue's time goes on from where it was at the pace of the host's clock, so no request
+ * waits for the size of the step; elv_next_event() and trace events stay in the host's
+ * timeline (the step is subtracted). Calls that are refused do not move the clock.
  *
  * @par Callbacks
  * The host's callbacks (allow_merge, merge and trace in struct elv_config, and the function

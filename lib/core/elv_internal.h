@@ -58,7 +58,8 @@ struct elv_queue {
 	uint32_t nr_barriers;    /* barriers on the held list */
 	uint32_t seq;            /* next arrival sequence number */
 	uint64_t idle_since;     /* valid while idling */
-	uint64_t now;            /* latest host time seen (valid once clock_set): calls clamp to it */
+	uint64_t now;            /* the queue's time: latest seen, never runs back (once clock_set) */
+	uint64_t time_offset;    /* queue time - host time, grown by each large step back */
 	uint8_t idling;
 	uint8_t clock_set;       /* a call has brought a host time */
 	uint8_t gate;            /* ELV_GATE_*: whether calls that change the queue may run */

@@ -20,7 +20,7 @@ void elv_trace_emit(struct elv_queue *q, uint8_t type, const struct elv_request 
 {
 	struct elv_trace_event ev;
 
-	ev.now = now;
+	ev.now = now - q->time_offset; /* the host's timeline */
 	ev.arg = arg;
 	ev.rq = rq;
 	ev.other = other;
@@ -31,17 +31,37 @@ void elv_trace_emit(struct elv_queue *q, uint8_t type, const struct elv_request 
 }
 
 /*
- * The time a call works at: the host's @now, or the latest time the queue has seen when the
- * host's clock went back (unsynchronised clocks), so policies never see time run backwards.
- * Call it once the call's arguments are known to be valid: a refused call changes nothing.
+ * Steps back of the host's clock up to this many ns are taken as skew between unsynchronised
+ * clocks: the queue's time waits for the host's to catch up. A larger step is a clock set
+ * back: waiting for it would hold requests for the whole step, so the queue's time goes on
+ * from where it was at the pace of the host's clock.
+ */
+#ifndef ELV_TIME_SKEW_MAX_NS
+#define ELV_TIME_SKEW_MAX_NS (10u * ELV_NSEC_PER_MSEC)
+#endif
+
+/* The host's clock went back to queue time @t (before q->now): see ELV_TIME_SKEW_MAX_NS. */
+static ELV_COLD uint64_t elv_clock_back(struct elv_queue *q, uint64_t t)
+{
+	if (q->now - t > ELV_TIME_SKEW_MAX_NS)
+		q->time_offset += q->now - t;
+	return q->now;
+}
+
+/*
+ * The queue time a call works at, for host time @now: never earlier than any time the queue
+ * has seen, so policies never see time run backwards. Call it once the call's arguments are
+ * known to be valid: a refused call changes nothing.
  */
 static inline uint64_t elv_clock(struct elv_queue *q, uint64_t now)
 {
-	if (ELV_LIKELY(q->clock_set) && elv_time_before(now, q->now))
-		return q->now;
+	uint64_t t = now + q->time_offset;
+
+	if (ELV_LIKELY(q->clock_set) && elv_time_before(t, q->now))
+		return elv_clock_back(q, t);
 	q->clock_set = 1;
-	q->now = now;
-	return now;
+	q->now = t;
+	return t;
 }
 
 /* The request leaves the library: the host owns it again. */
@@ -520,9 +540,13 @@ int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_r
 
 uint64_t elv_next_event(const struct elv_queue *q)
 {
+	uint64_t t;
+
 	if (!q || q->gate == ELV_GATE_EXITED || !q->policy->next_event)
 		return ELV_TIME_NEVER;
-	return q->policy->next_event(q);
+	t = q->policy->next_event(q);
+	/* Policies keep the queue's time; the host gets its own. */
+	return t == ELV_TIME_NEVER ? t : elv_time_event(t - q->time_offset);
 }
 
 /*
