@@ -1010,10 +1010,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "setup failed\n");
 		return 1;
 	}
-	printf("%s: %" PRIu64 " MiB, %u threads x %u outstanding, depth %u, %u%% reads, "
-	       "%u-%u KiB %s, %u requests per thread\n\n",
-	       op.path, op.size >> 20, op.threads, op.thread_qd, op.depth, op.read_pct,
-	       op.min_bs >> 10, op.max_bs >> 10, op.sequential ? "sequential" : "random", op.ios);
+	printf("%s: %" PRIu64 " MiB, %u threads x %u outstanding, depth %u, %u%% reads, ",
+	       op.path, op.size >> 20, op.threads, op.thread_qd, op.depth, op.read_pct);
+	if (op.sequential)
+		printf("%u KiB sequential", op.max_bs >> 10);
+	else
+		printf("%u-%u KiB random", op.min_bs >> 10, op.max_bs >> 10);
+	printf(", %u requests per thread\n\n", op.ios);
 	printf("%-14s %8s %9s %9s %11s %11s %12s %12s %7s %8s\n", "policy", "requests",
 	       "MB/s", "IOPS", "rd p50 ms", "rd p99 ms", "wr p50 ms", "wr p99 ms", "merges",
 	       "bad");

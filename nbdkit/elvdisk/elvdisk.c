@@ -596,6 +596,13 @@ static int64_t elvdisk_get_size(void *handle)
 	return (int64_t)disk_size;
 }
 
+/* Clients (and filters in front) learn whether the modelled device seeks. */
+static int elvdisk_is_rotational(void *handle)
+{
+	(void)handle;
+	return params.kind == ELV_SIM_DEV_DISK;
+}
+
 static int elvdisk_can_multi_conn(void *handle)
 {
 	(void)handle;
@@ -682,6 +689,7 @@ static struct nbdkit_plugin plugin = {
 	.unload = elvdisk_unload,
 	.open = elvdisk_open,
 	.get_size = elvdisk_get_size,
+	.is_rotational = elvdisk_is_rotational,
 	.can_multi_conn = elvdisk_can_multi_conn,
 	.can_fua = elvdisk_can_fua,
 	.pread = elvdisk_pread,

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Morton's experiment with real clients: one fio job streams sequential reads through a large
+# region of the disk while a second does small dependent reads, with think time, in a region
+# far away. Served by nbdkit: the elevator filter under each policy in front of elvdisk
+# model=ide2003 (one command at a time, like the drive it models), and once without the
+# filter. The filter is told rotational=true, so it keeps one request in the plugin (depth 1)
+# and the policy orders the rest. Per run: the small reader's completion time and latency,
+# the streamer's throughput.
+#
+#   tools/nbdkit-morton.sh [BUILD_DIR]      (default: build)
+#
+# Environment: TIMESCALE (elvdisk timescale=, default 1), SMALL_IOS (reads of the small
+# reader, default 100), THINK (its think time between reads, default 2ms), POLICIES
+# (space-separated, default every built-in policy the filter lists). Prints a Markdown table.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+case $build in /*) ;; *) build=$PWD/$build ;; esac
+filter=$build/nbdkit/nbdkit-elevator-filter.so
+plugin=$build/nbdkit/nbdkit-elvdisk-plugin.so
+timescale=${TIMESCALE:-1}
+small_ios=${SMALL_IOS:-100}
+think=${THINK:-2ms}
+
+for f in "$filter" "$plugin"; do
+	if [ ! -f "$f" ]; then
+		echo "$f not found: build the nbdkit targets first" >&2
+		exit 1
+	fi
+done
+for tool in nbdkit fio python3 timeout; do
+	command -v "$tool" >/dev/null 2>&1 || { echo "$tool not found" >&2; exit 1; }
+done
+if [ -n "${POLICIES:-}" ]; then
+	read -r -a policies <<<"$POLICIES"
+else
+	read -r -a policies <<<"$(nbdkit --filter="$filter" null --help 2>/dev/null |
+		sed -n 's/^Built-in policies://p')"
+fi
+if [ "${#policies[@]}" -eq 0 ]; then
+	echo "the filter lists no policies" >&2
+	exit 1
+fi
+
+tmp=$(mktemp -d)
+pid=
+cleanup() {
+	if [ -n "$pid" ]; then
+		kill "$pid" 2>/dev/null || true
+		for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$pid" 2>/dev/null || true
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# The streamer reads 4 GiB from the start of the disk, four 256 KiB reads ahead, until the
+# small reader is done (exitall). The small reader reads 4 KiB at random offsets in 1 GiB at
+# the 30 GiB mark, one at a time, thinking between reads.
+cat >"$tmp/morton.fio" <<EOF
+[global]
+ioengine=nbd
+uri=\${URI}
+exitall
+
+[streamer]
+rw=read
+bs=256k
+iodepth=4
+offset=0
+size=4g
+time_based
+runtime=600
+
+[small]
+rw=randread
+bs=4k
+iodepth=1
+offset=30g
+size=1g
+thinktime=$think
+number_ios=$small_ios
+randseed=42
+EOF
+
+run() {
+	local name=$1 filter_args=()
+	shift
+	[ $# -gt 0 ] && filter_args=(--filter="$filter")
+	rm -f "$tmp/pid" "$tmp/sock"
+	nbdkit -U "$tmp/sock" -P "$tmp/pid" "${filter_args[@]}" "$plugin" model=ide2003 \
+		timescale="$timescale" "$@"
+	for _ in $(seq 100); do [ -s "$tmp/pid" ] && break; sleep 0.1; done
+	[ -s "$tmp/pid" ] || { echo "nbdkit did not start" >&2; exit 1; }
+	pid=$(cat "$tmp/pid")
+	URI="nbd+unix:///?socket=$tmp/sock" timeout 300 fio "$tmp/morton.fio" \
+		--output-format=json --output="$tmp/$name.json" >/dev/null
+	kill "$pid"
+	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	pid=
+	python3 - "$tmp/$name.json" "$name" <<'PY'
+import json, sys
+jobs = {j["jobname"]: j["read"] for j in json.load(open(sys.argv[1]))["jobs"]}
+s, m = jobs["small"], jobs["streamer"]
+p = s["clat_ns"]["percentile"]
+print(f'| {sys.argv[2]} | {s["runtime"] / 1000:.2f} | {s["clat_ns"]["mean"] / 1e6:.1f} | '
+      f'{p["99.000000"] / 1e6:.1f} | {m["bw_bytes"] / 1e6:.1f} | {m["io_bytes"] / 2**20:.0f} |')
+PY
+}
+
+t0=$SECONDS
+echo "elvdisk model=ide2003 timescale=$timescale; small reader: $small_ios dependent 4 KiB" \
+	"reads, think time $think; streamer: 256 KiB sequential reads, 4 in flight"
+echo
+echo "| policy | small reader done (s) | its mean latency (ms) | its p99 (ms) |" \
+	"streamer (MB/s) | streamer read (MiB) |"
+echo "|---|---:|---:|---:|---:|---:|"
+run "no filter"
+for p in "${policies[@]}"; do
+	run "$p" policy="$p" rotational=true
+done
+echo
+echo "total $((SECONDS - t0)) s"
