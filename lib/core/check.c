@@ -7,7 +7,7 @@
 #if defined(ELV_NO_CHECK)
 int elv_queue_check(const struct elv_queue *q)
 {
-	return q ? ELV_ENOSYS : ELV_EINVAL;
+	return q && q->gate != ELV_GATE_EXITED ? ELV_ENOSYS : ELV_EINVAL;
 }
 #else
 
