@@ -73,7 +73,7 @@ cmake -S "$root/tests/embedded" -B "$build" \
 cmake --build "$build" -j "$jobs"
 # Every tests/<area>/test_<unit>.c outside tests/sim must be registered: one lost from the
 # build would otherwise shrink the suite without a word.
-want=$(find "$root/tests" -mindepth 2 -maxdepth 2 -name 'test_*.c' ! -path '*/tests/sim/*' | wc -l)
+want=$(find "$root/tests" -mindepth 2 -maxdepth 2 -name 'test_*.c' ! -path "$root/tests/sim/*" | wc -l)
 have=$(ctest --test-dir "$build" -N | grep -c '^ *Test *#' || true)
 if [ "$have" -ne "$want" ]; then
 	echo "run.sh: $have tests registered for $target, expected $want" >&2

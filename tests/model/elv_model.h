@@ -11,6 +11,15 @@
  * fake device (EM_FLIGHT). Every transition the library reports (a dispatch, a merge callback
  * naming an absorbed request, a drain callback, a return code) must match a transition the
  * model allows; anything else is a violation. See docs/reliability.md for the list.
+ *
+ * Time follows the library's contract: a free-running 64-bit nanosecond clock that may start
+ * anywhere and wrap past 2^64 (episodes start near 2^64, near 2^63 or anywhere), compared by
+ * serial-number arithmetic, and that may step back. The checks on time hold whether the
+ * queue clamps a step back to the latest time it saw or carries on from there at the host's
+ * pace: next events lie after the host's time, the queue's time advances no more than the
+ * host's did forwards, and a request has waited at least what the host's clock says, less
+ * how far behind its latest time the host was when it was added. Some episodes call back into the queue from every callback: each such call that would
+ * change the queue must return ELV_EBUSY and change nothing, while read-only getters work.
  */
 #ifndef ELV_MODEL_H
 #define ELV_MODEL_H
@@ -94,9 +103,10 @@ struct em_config {
 	uint8_t tight;     /* queue memory sized for the start policy only */
 	uint8_t prio_mix;  /* requests and streams use every class (else NONE/BE only) */
 	uint8_t flash;     /* device traits: non-rotational (bit 0), zoned (bit 1) */
-	uint8_t pad;
+	uint8_t reenter;   /* every callback calls back into the queue */
 	uint32_t max_sectors;
 	uint32_t nr_requests;
+	uint64_t start;    /* host clock when the queue is built */
 };
 
 struct em_slot {
@@ -114,7 +124,8 @@ struct em_slot {
 	uint64_t seq;            /* model arrival number */
 	uint64_t lo_seq, hi_seq; /* arrival numbers of everything merged into it */
 	uint64_t eff_seq;        /* place in time (older places are inherited by request merges) */
-	uint64_t eff_time;
+	uint64_t eff_time;       /* host time of that place */
+	uint64_t eff_slack;      /* how far the host was behind its latest time then */
 	uint32_t epoch;          /* deadline epoch when it entered the policy */
 	uint64_t trk_budget, trk_used;
 };
@@ -138,7 +149,9 @@ struct em {
 	size_t mem_len; /* bytes handed to elv_queue_init() */
 	unsigned cur;   /* current policy */
 	uint64_t now;
-	uint64_t t0;    /* time the queue was built */
+	/* Since the queue was built: the latest host time (serial order), and the sum of every
+	 * forward step of the host's clock (the most the queue's time can have advanced). */
+	uint64_t t_hi, t_fwd;
 	uint64_t seq;
 	struct em_slot s[EM_SLOTS];
 	struct elv_stream streams[EM_STREAMS];
@@ -172,6 +185,12 @@ struct em {
 	uint64_t bound_checks; /* expired reads whose bound was verified */
 	uint64_t waits;        /* idle periods followed through elv_next_event() */
 	uint64_t merges_due;   /* adds that had to back-merge (and did) */
+	uint64_t wraps;        /* times the host clock crossed 2^64 */
+	uint64_t backsteps;    /* times the host clock stepped back */
+	uint64_t reenters;     /* calls from inside a callback refused with ELV_EBUSY */
+	unsigned reenter_n;    /* which call the next callback tries */
+	int in_reenter;
+	struct elv_request reent_rq, reent_snap; /* a valid request a callback tries to add */
 	int failed;
 	char err[EM_ERR_LEN];
 };
@@ -191,6 +210,39 @@ static void em_fail(struct em *m, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(m->err, sizeof(m->err), fmt, ap);
 	va_end(ap);
+}
+
+/* ---- time ------------------------------------------------------------------------------ */
+
+/* Serial-number order of 64-bit times: @a is later than @b. */
+static int em_after(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b) > 0;
+}
+
+static uint64_t em_tmax(uint64_t a, uint64_t b)
+{
+	return em_after(a, b) ? a : b;
+}
+
+/* The host clock moves to @t (forwards, backwards, or across 2^64). */
+static void em_set_now(struct em *m, uint64_t t)
+{
+	if (em_after(t, m->now)) {
+		m->wraps += t < m->now;
+		m->t_fwd += t - m->now;
+	} else if (t != m->now) {
+		m->backsteps++;
+	}
+	m->now = t;
+	m->t_hi = em_tmax(m->t_hi, t);
+}
+
+/* A fresh queue: it has seen no time yet. */
+static void em_clock_reset(struct em *m)
+{
+	m->t_hi = m->now;
+	m->t_fwd = 0;
 }
 
 /* ---- small helpers --------------------------------------------------------------------- */
@@ -311,6 +363,141 @@ static void em_to_host(struct em *m, struct em_slot *s)
 	memcpy(&s->snap, &s->rq, sizeof(s->rq));
 }
 
+/* ---- calls back into the queue from a callback ------------------------------------------ */
+
+static void em_drain_noop(void *arg, struct elv_request *rq)
+{
+	(void)arg;
+	(void)rq;
+}
+
+/* A slot in state @st other than @x and @y (the callback's own requests), or NULL. */
+static struct em_slot *em_other(struct em *m, int st, const void *x, const void *y)
+{
+	int i;
+
+	for (i = 0; i < EM_SLOTS; i++) {
+		struct em_slot *s = &m->s[i];
+
+		if (s->st == st && (const void *)&s->rq != x && (const void *)&s->rq != y &&
+		    i != m->adding && !s->absorbed_now)
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * From inside a callback (@x, @y: the requests it names): one call that would change the
+ * queue, in turn, must return ELV_EBUSY and change nothing; the read-only getters answer.
+ */
+static void em_reenter(struct em *m, const void *x, const void *y)
+{
+	struct elv_stats before, after;
+	struct elv_request *out = NULL;
+	const struct elv_policy *pol;
+	const struct elv_tunable *t;
+	struct em_slot *s;
+	unsigned nt = 0, kind, i;
+	int64_t v = 0;
+	int ret = ELV_EBUSY;
+	const char *what = NULL;
+
+	if (!m->c.reenter || m->in_reenter || m->failed)
+		return;
+	m->in_reenter = 1;
+	pol = elv_queue_policy(m->q);
+	if (elv_stats(m->q, &before) != 0 || pol == NULL) {
+		em_fail(m, "read-only getters fail inside a callback");
+		m->in_reenter = 0;
+		return;
+	}
+	(void)elv_next_event(m->q);
+	kind = m->reenter_n++ % 12u;
+	switch (kind) {
+	case 0:
+		ret = elv_add(m->q, &m->reent_rq, m->now);
+		what = "elv_add";
+		break;
+	case 1:
+		ret = elv_dispatch(m->q, m->now, 0, &out);
+		what = "elv_dispatch";
+		if (out != NULL)
+			em_fail(m, "elv_dispatch from a callback handed out a request");
+		break;
+	case 2:
+	case 3:
+		s = em_other(m, EM_FLIGHT, x, y);
+		if (s && kind == 2) {
+			ret = elv_complete(m->q, &s->rq, m->now);
+			what = "elv_complete";
+		} else if (s) {
+			ret = elv_requeue(m->q, &s->rq, m->now);
+			what = "elv_requeue";
+		}
+		break;
+	case 4:
+		s = em_other(m, EM_QUEUED, x, y);
+		if (!s)
+			s = em_other(m, EM_REQUEUED, x, y);
+		if (s) {
+			ret = elv_cancel(m->q, &s->rq);
+			what = "elv_cancel";
+		}
+		break;
+	case 5:
+		ret = elv_drain(m->q, em_drain_noop, m);
+		what = "elv_drain";
+		break;
+	case 6:
+		ret = elv_switch(m->q, pol, m->now);
+		what = "elv_switch";
+		break;
+	case 7:
+		t = elv_policy_tunables(pol, &nt);
+		if (nt > 0) {
+			if (elv_tunable_get(m->q, t[0].name, &v) != 0)
+				em_fail(m, "elv_tunable_get fails inside a callback");
+			ret = elv_tunable_set(m->q, t[0].name, v);
+			what = "elv_tunable_set";
+		}
+		break;
+	case 8:
+	case 9:
+		for (i = 0; i < EM_STREAMS && m->sreg[i] == (kind == 8); i++)
+			;
+		if (i < EM_STREAMS && kind == 8) {
+			ret = elv_stream_init(m->q, &m->streams[i], m->now);
+			what = "elv_stream_init";
+		} else if (i < EM_STREAMS) {
+			ret = elv_stream_set_prio(m->q, &m->streams[i], m->streams[i].ioprio);
+			what = "elv_stream_set_prio";
+		}
+		break;
+	case 10:
+		ret = elv_queue_exit(m->q);
+		what = "elv_queue_exit";
+		break;
+	default:
+		for (i = 0; i < EM_STREAMS && !m->sreg[i]; i++)
+			;
+		if (i < EM_STREAMS) {
+			ret = elv_stream_exit(m->q, &m->streams[i], m->now);
+			what = "elv_stream_exit";
+		}
+		break;
+	}
+	if (what && ret != ELV_EBUSY)
+		em_fail(m, "%s from inside a callback returned %d, not ELV_EBUSY", what, ret);
+	if (elv_stats(m->q, &after) != 0 || memcmp(&before, &after, sizeof(after)) != 0)
+		em_fail(m, "%s from inside a callback changed the queue's counters",
+			what ? what : "a read-only getter");
+	if (memcmp(&m->reent_rq, &m->reent_snap, sizeof(m->reent_rq)) != 0)
+		em_fail(m, "elv_add from inside a callback wrote the request it refused");
+	if (what)
+		m->reenters++;
+	m->in_reenter = 0;
+}
+
 /* ---- library callbacks ----------------------------------------------------------------- */
 
 static int em_veto_allows(const struct em *m, uint64_t lo_sector, uint64_t hi_sector)
@@ -331,6 +518,7 @@ static int em_cb_allow(void *ctx, const struct elv_request *rq, const struct elv
 			(const void *)next, (int)kind);
 		return 0;
 	}
+	em_reenter(m, rq, next);
 	return em_veto_allows(m, rq->sector, next->sector);
 }
 
@@ -393,6 +581,7 @@ static void em_cb_merge(void *ctx, struct elv_request *rq, struct elv_request *a
 			(void *)rq, (void *)absorbed, k);
 		return;
 	}
+	em_reenter(m, rq, absorbed);
 	into_ok = into->st == EM_QUEUED && (!em_held_excl(m, into, -1) || em_release_held(m, into));
 	if (k == ELV_MERGE_REQ)
 		ab_ok = ab->st == EM_QUEUED && !em_held_excl(m, ab, m->release_excl);
@@ -416,6 +605,7 @@ static void em_cb_merge(void *ctx, struct elv_request *rq, struct elv_request *a
 	if (k == ELV_MERGE_REQ && ab->eff_seq < into->eff_seq) {
 		into->eff_seq = ab->eff_seq;
 		into->eff_time = ab->eff_time;
+		into->eff_slack = ab->eff_slack;
 	}
 	m->merged[k]++;
 	/* The library is done with it before the callback: the host may scribble on it now,
@@ -433,6 +623,7 @@ static void em_cb_trace(void *ctx, const struct elv_trace_event *ev)
 		em_fail(m, "trace event %u without a valid request", ev->type);
 		return;
 	}
+	em_reenter(m, ev->rq, ev->other);
 	if (ev->type < 16u)
 		m->t_last[ev->type] = ev->rq;
 	switch (ev->type) {
@@ -473,6 +664,7 @@ static void em_cb_drain(void *arg, struct elv_request *rq)
 			(void *)rq, s ? s->st : -1);
 		return;
 	}
+	em_reenter(m, rq, NULL);
 	/*
 	 * Queued requests in arrival order. Requeued ones are not ordered here: the core returns
 	 * them first, the header promises arrival order for all (see docs/reliability.md).
@@ -533,10 +725,11 @@ static void em_check_stats(struct em *m)
 			(unsigned long long)st.expired, (unsigned long long)disp,
 			(unsigned long long)m->t_expire);
 	m->expired_seen = st.expired;
-	/* Idle periods never overlap: together they cannot outlast the queue. */
-	if (st.idle_ns > m->now - m->t0)
+	/* Idle periods never overlap: together they cannot outlast the queue's time, which
+	 * advances no more than the host's clock went forwards. */
+	if (st.idle_ns > m->t_fwd)
 		em_fail(m, "idle_ns %llu exceeds the %llu ns the queue has existed",
-			(unsigned long long)st.idle_ns, (unsigned long long)(m->now - m->t0));
+			(unsigned long long)st.idle_ns, (unsigned long long)m->t_fwd);
 	if (st.idle_count != m->t_idle_start)
 		em_fail(m, "idle_count %llu but %llu idle-start events",
 			(unsigned long long)st.idle_count, (unsigned long long)m->t_idle_start);
@@ -634,13 +827,17 @@ static int em_dl_active(const struct em *m)
 }
 
 /*
- * Start counting for every read that has expired: it must be dispatched within
- * 2 * fifo_batch * (k + 1) dispatches from the policy, k being the reads queued ahead of it
- * in arrival order (docs/reliability.md derives the bound).
+ * Start counting for the read at the head of the read FIFO once it has expired: it must be
+ * dispatched within 2 * fifo_batch + 1 dispatches from the policy. Expiry is looked at when
+ * a batch starts, so the batch running goes on (at most fifo_batch more), then at most one
+ * write batch that writes_starved forces, then a read batch that starts at the expired head
+ * (docs/reliability.md derives the bound). Reads behind it are counted when they become the
+ * head: a deadline without expiry sweeps in sector order and misses this bound.
  */
 static void em_dl_before(struct em *m)
 {
-	unsigned i, k;
+	struct em_slot *head = NULL;
+	unsigned i;
 
 	if (!em_dl_active(m)) {
 		em_dl_clear(m);
@@ -648,23 +845,24 @@ static void em_dl_before(struct em *m)
 	}
 	for (i = 0; i < EM_SLOTS; i++) {
 		struct em_slot *s = &m->s[i];
-		unsigned j;
 
-		/* Any read in the policy: the rules have not changed since counting starts
+		/* Reads in the policy: the rules have not changed since counting started
 		 * (em_dl_reload() stops every count when they do). */
-		if (s->tracked || s->st != EM_QUEUED || s->op != ELV_OP_READ ||
-		    em_held_excl(m, s, -1))
+		if (s->st != EM_QUEUED || s->op != ELV_OP_READ || em_held_excl(m, s, -1))
 			continue;
-		if (m->now < s->eff_time || m->now - s->eff_time < (uint64_t)m->dl_rexp)
-			continue;
-		/* Reads ahead of it in the FIFO (places inherited by merges included). */
-		for (k = 0, j = 0; j < EM_SLOTS; j++)
-			k += j != i && m->s[j].op == ELV_OP_READ && m->s[j].st == EM_QUEUED &&
-			     m->s[j].eff_seq < s->eff_seq;
-		s->tracked = 1;
-		s->trk_used = 0;
-		s->trk_budget = 2u * (uint64_t)m->dl_fb * (k + 1u);
+		if (!head || s->eff_seq < head->eff_seq)
+			head = s;
 	}
+	if (!head || head->tracked)
+		return;
+	/* The least it can have waited in the queue's time (see the top of this file). */
+	if ((int64_t)(m->now - head->eff_time) < 0 ||
+	    (uint64_t)(m->now - head->eff_time) - head->eff_slack < (uint64_t)m->dl_rexp ||
+	    (uint64_t)(m->now - head->eff_time) < head->eff_slack)
+		return;
+	head->tracked = 1;
+	head->trk_used = 0;
+	head->trk_budget = 2u * (uint64_t)m->dl_fb + 1u;
 }
 
 static void em_dl_after(struct em *m, const struct em_slot *out)
@@ -681,9 +879,9 @@ static void em_dl_after(struct em *m, const struct em_slot *out)
 			s->tracked = 0;
 			m->bound_checks++;
 		} else if (s->trk_used >= s->trk_budget) {
-			em_fail(m, "expired read %d (waiting %llu ns, read_expire %lld ns) not "
-				   "dispatched within %llu dispatches", i,
-				(unsigned long long)(m->now - s->eff_time), (long long)m->dl_rexp,
+			em_fail(m, "expired read %d at the head of the FIFO (waiting %lld ns, "
+				   "read_expire %lld ns) not dispatched within %llu dispatches", i,
+				(long long)(m->now - s->eff_time), (long long)m->dl_rexp,
 				(unsigned long long)s->trk_budget);
 			s->tracked = 0;
 		}
@@ -805,6 +1003,7 @@ static void em_do_add(struct em *m, const struct em_call *c)
 		s->nr = c->nr;
 		s->seq = s->lo_seq = s->hi_seq = s->eff_seq = m->seq++;
 		s->eff_time = m->now;
+		s->eff_slack = m->t_hi - m->now;
 		s->level = em_level(c->prio, s->sp);
 		s->direct = !em_barrier(s) && !em_any_pending_barrier(m);
 		s->epoch = m->dl_epoch;
@@ -894,7 +1093,7 @@ static struct em_slot *em_do_dispatch(struct em *m, unsigned flags, int busy)
 		if (queued && !em_count(m, EM_FLIGHT)) {
 			uint64_t ev = elv_next_event(m->q);
 
-			if (ev == ELV_TIME_NEVER || ev <= m->now)
+			if (ev == ELV_TIME_NEVER || !em_after(ev, m->now))
 				em_fail(m, "dispatch idles with %u queued and nothing in flight, "
 					   "but the next event is %llu (now %llu)", queued,
 					(unsigned long long)ev, (unsigned long long)m->now);
@@ -1164,14 +1363,8 @@ static void em_do_settle(struct em *m)
 			return;
 		}
 		m->waits++;
-		m->now = m->pending_ev; /* finite and in the future: checked by the dispatch */
+		em_set_now(m, m->pending_ev); /* finite and later: checked by the dispatch */
 	}
-}
-
-static void em_drain_noop(void *arg, struct elv_request *rq)
-{
-	(void)arg;
-	(void)rq;
 }
 
 /* Requests of this queue handed to another one: refused, and neither queue changes. */
@@ -1394,7 +1587,15 @@ static int em_start(struct em *m, const struct em_config *c)
 	m->cfg.ctx = m;
 	m->failed = 0;
 	m->err[0] = 0;
-	m->now = 1000000000ull; /* any epoch */
+	m->now = m->c.start; /* any epoch, near 2^64 and 2^63 too */
+	em_clock_reset(m);
+	m->reenter_n = 0;
+	m->in_reenter = 0;
+	elv_request_init(&m->reent_rq);
+	m->reent_rq.sector = 4096;
+	m->reent_rq.nr_sectors = 8;
+	m->reent_rq.op = ELV_OP_READ;
+	memcpy(&m->reent_snap, &m->reent_rq, sizeof(m->reent_rq));
 	m->seq = 1;
 	m->adding = -1;
 	m->release_excl = -1;
@@ -1428,7 +1629,6 @@ static int em_start(struct em *m, const struct em_config *c)
 	memset(&m->ghost, 0x5a, sizeof(m->ghost));
 	m->ghost.ioprio = ELV_PRIO(ELV_PRIO_BE, 1);
 	m->cur = m->c.policy;
-	m->t0 = m->now;
 	ret = elv_queue_init(&m->q, m->mem, m->mem_len, em_policy(m), &m->cfg);
 	if (ret != 0) {
 		em_fail(m, "elv_queue_init returned %d", ret);
@@ -1465,7 +1665,7 @@ static void em_do_recycle(struct em *m, unsigned aux)
 	}
 	m->cur = pol;
 	em_reset_counters(m);
-	m->t0 = m->now;
+	em_clock_reset(m);
 	em_dl_reload(m);
 	em_post(m);
 }
@@ -1514,12 +1714,12 @@ static void em_exec(struct em *m, const struct em_call *c)
 	case EK_ST_INIT:
 	case EK_ST_EXIT:
 	case EK_ST_PRIO: em_do_stream(m, c); break;
-	case EK_TIME: m->now += (uint64_t)c->val; break;
+	case EK_TIME: em_set_now(m, m->now + (uint64_t)c->val); break;
 	case EK_WAIT: {
 		uint64_t ev = elv_next_event(m->q);
 
-		if (ev != ELV_TIME_NEVER && ev > m->now) {
-			m->now = ev;
+		if (ev != ELV_TIME_NEVER && em_after(ev, m->now)) {
+			em_set_now(m, ev);
 			m->waits++;
 		}
 		em_do_dispatch(m, 0, 0);
@@ -1601,6 +1801,19 @@ static void em_gen_config(struct em *m, struct em_src *s, struct em_config *c)
 		         r % 16u == 3 ? 4096u : 0u;
 	r = em_u8(s);
 	c->flash = (uint8_t)(r % 4u == 0 ? 1u : r % 8u == 1 ? 3u : 0u);
+	c->reenter = em_u8(s) % 4u == 0;
+	/* The clock starts anywhere: an ordinary epoch, within 20 s of 2^64 (every episode of
+	 * some length crosses the wrap), within 20 s of 2^63 (where a signed reading of the
+	 * time changes sign), or at a random 64-bit value. */
+	r = em_u8(s);
+	if (r % 8u < 3u)
+		c->start = 1000000000ull;
+	else if (r % 8u < 6u)
+		c->start = UINT64_MAX - em_u64(s) % 20000000000ull;
+	else if (r % 8u < 7u)
+		c->start = (uint64_t)INT64_MAX - em_u64(s) % 20000000000ull;
+	else
+		c->start = em_u64(s);
 }
 
 /* A slot in state @st, starting the search at a random place; -1 if none. */
@@ -1775,23 +1988,28 @@ static int64_t em_gen_tunval(const struct em *m, struct em_src *s, unsigned idx)
 	}
 }
 
-/* Call weights for a filling phase and an emptying phase (sums <= 256). */
-static const uint8_t em_weights[2][EK_NR + 1] = {
+/*
+ * Call weights for a filling phase, an emptying phase and a backlog phase (sums <= 256). In
+ * the backlog the device is slow to take requests, so queues grow deep while time passes:
+ * requests expire behind others, and the order the policy keeps among many matters.
+ */
+static const uint8_t em_weights[3][EK_NR + 1] = {
 	/* add dis com req can dra swi tse tge sti ste stp tim wai set bad rec addbad */
 	{ 80, 50, 40, 5, 8, 1, 2, 4, 1, 3, 2, 2, 25, 8, 1, 4, 1, 5 },
 	{ 35, 80, 70, 5, 6, 1, 2, 3, 1, 3, 3, 2, 25, 10, 1, 3, 2, 2 },
+	{ 90, 30, 30, 2, 3, 0, 1, 1, 1, 2, 1, 1, 40, 2, 0, 2, 0, 2 },
 };
 
 static void em_gen(struct em *m, struct em_src *s, uint64_t n, struct em_call *c)
 {
-	const uint8_t *w = em_weights[(n >> 7) & 1u];
+	const uint8_t *w = em_weights[(n >> 7) % 3u];
 	unsigned total = 0, r, k;
 	int x;
 
 	memset(c, 0, sizeof(*c));
 	/* Half the runs on a deadline-like policy start with short deadlines and batches, so
 	 * that reads expire and the expiry bound gets checked often. */
-	if (n < 2 && m->pols[m->cur].dl_bound && em_u8(s) % 2u) {
+	if (n < 2 && m->pols[m->cur].dl_bound && em_u8(s) % 4u) {
 		unsigned nt = 0, i;
 		const struct elv_tunable *t = elv_policy_tunables(em_policy(m), &nt);
 		const char *want = n == 0 ? "read_expire" : "fifo_batch";
@@ -1801,7 +2019,12 @@ static void em_gen(struct em *m, struct em_src *s, uint64_t n, struct em_call *c
 				continue;
 			c->kind = EK_TUN_SET;
 			c->aux = (uint8_t)i;
-			c->val = n == 0 ? 1 + em_u8(s) % 100 : 1 + em_u8(s) % 16;
+			/* Batches of one to three requests half the time: the expiry bound is then
+			 * a few dispatches, which a sector sweep without expiry overruns. */
+			if (n == 0)
+				c->val = 1 + em_u8(s) % 100;
+			else
+				c->val = em_u8(s) % 2u ? 1 + em_u8(s) % 3 : 1 + em_u8(s) % 16;
 			return;
 		}
 	}
@@ -1858,12 +2081,16 @@ static void em_gen(struct em *m, struct em_src *s, uint64_t n, struct em_call *c
 		break;
 	case EK_TIME:
 		r = em_u8(s);
-		if (r < 200)
+		if (r < 196)
 			c->val = (int64_t)(em_u32(s) % 2000000u);
-		else if (r < 250)
+		else if (r < 244)
 			c->val = (int64_t)(em_u32(s) % 200000000u);
-		else
+		else if (r < 250)
 			c->val = (int64_t)(em_u64(s) % 20000000000ull);
+		else if (r < 254) /* the host's clock steps back a little... */
+			c->val = -(int64_t)(em_u32(s) % 200000000u);
+		else              /* ...or by up to an hour */
+			c->val = -(int64_t)(em_u64(s) % 3600000000000ull);
 		break;
 	case EK_BAD: c->aux = em_u8(s); break;
 	case EK_RECYCLE: c->aux = em_u8(s); break;
@@ -1875,10 +2102,10 @@ static void em_gen(struct em *m, struct em_src *s, uint64_t n, struct em_call *c
 
 EM_MAYBE_UNUSED static void em_print_config(FILE *f, const struct em *m, const struct em_config *c)
 {
-	fprintf(f, "config %u %u %u %u %u %u %u %u %u   # start policy %s, depth %u\n",
+	fprintf(f, "config %u %u %u %u %u %u %u %u %u %u %llu   # start policy %s, depth %u\n",
 		c->policy, c->depth, c->no_merges, c->veto, c->tight, c->prio_mix, c->max_sectors,
-		c->nr_requests, c->flash, elv_policy_name(m->pols[c->policy % m->npols].p),
-		c->depth);
+		c->nr_requests, c->flash, c->reenter, (unsigned long long)c->start,
+		elv_policy_name(m->pols[c->policy % m->npols].p), c->depth);
 }
 
 EM_MAYBE_UNUSED static void em_print_call(FILE *f, const struct em_call *c)
@@ -1920,11 +2147,13 @@ EM_MAYBE_UNUSED static int em_parse_call(const char *line, struct em_call *c)
 
 EM_MAYBE_UNUSED static int em_parse_config(const char *line, struct em_config *c)
 {
-	unsigned v[9] = { 0 };
+	unsigned v[10] = { 0 };
+	unsigned long long start = 1000000000ull;
 
-	/* The ninth field (device traits) is optional: older reproducers have eight. */
-	if (sscanf(line, "config %u %u %u %u %u %u %u %u %u", &v[0], &v[1], &v[2], &v[3], &v[4],
-		   &v[5], &v[6], &v[7], &v[8]) < 8)
+	/* The fields after the eighth (device traits, re-entering callbacks, start of the
+	 * clock) are optional: older reproducers have eight or nine. */
+	if (sscanf(line, "config %u %u %u %u %u %u %u %u %u %u %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &start) < 8)
 		return 0;
 	memset(c, 0, sizeof(*c));
 	c->policy = (uint8_t)v[0];
@@ -1936,6 +2165,8 @@ EM_MAYBE_UNUSED static int em_parse_config(const char *line, struct em_config *c
 	c->max_sectors = v[6];
 	c->nr_requests = v[7];
 	c->flash = (uint8_t)(v[8] & 3u);
+	c->reenter = (uint8_t)(v[9] != 0);
+	c->start = start;
 	return 1;
 }
 

@@ -11,7 +11,10 @@
  * violation still shows, bounded effort) and printed as a reproducer.
  *
  * Prints "N passed, M failed": N calls checked, M runs that found a violation. Exit status 1
- * on a violation (0 with --expect-fail, where finding none is the failure).
+ * on a violation (0 with --expect-fail, where finding none is the failure). A violation also
+ * prints the one command that runs the same calls again (same policy, seed and call count).
+ * A run long enough to cover them that never crossed 2^64, never stepped the clock back or
+ * never called back into the queue from a callback is a failure too: the generator lost them.
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 
@@ -77,6 +80,10 @@ static int ec_listed(const char *list, const char *name)
 }
 
 static const char *ec_exclude;
+static const char *ec_argv0 = "elvcheck";
+
+/* Calls per policy from which every kind of episode is sure to have come up. */
+#define EC_COVER_OPS 500000u
 
 static void ec_setup_policies(struct em *m)
 {
@@ -207,6 +214,14 @@ static void ec_report(struct em *m, const struct em_config *c, struct em_call *c
 	len = ec_shrink(m, c, ec_best, len, o);
 	/* Replay the shrunk sequence once more so the message matches it. */
 	f = ec_run(m, c, ec_best, len);
+	printf("reproduce: %s --policy %s --seed %llu --ops %llu --episode %u", ec_argv0,
+	       m->pols[c->policy % m->npols].p->name, (unsigned long long)o->seed,
+	       (unsigned long long)o->ops, o->episode);
+	if (ec_exclude)
+		printf(" --exclude %s", ec_exclude);
+	if (o->plant_core)
+		printf(" --plant-core %d", o->plant_core);
+	printf("\n");
 	printf("minimal reproducer: %zu calls (replay: save the lines from 'config' to 'end' "
 	       "and run elvcheck --replay FILE)\n", len);
 	printf("  violation: %s\n", m->failed ? m->err : first);
@@ -231,6 +246,7 @@ static int ec_policy_run(struct em *m, unsigned pol, const struct ec_opts *o, ui
 	if (src.x == 0)
 		src.x = 1;
 	m->bound_checks = m->waits = m->merges_due = 0;
+	m->wraps = m->backsteps = m->reenters = 0;
 	while (done < o->ops) {
 		uint64_t len = o->episode / 4u + em_u32(&src) % (o->episode - o->episode / 4u + 1u);
 		size_t i;
@@ -262,11 +278,21 @@ static int ec_policy_run(struct em *m, unsigned pol, const struct ec_opts *o, ui
 	*ops += done;
 	dt = ec_clock() - t0;
 	printf("policy %-14s seed %llu: %llu calls in %llu episodes, %.0f calls/s, %llu expired "
-	       "reads within bound, %llu idle waits followed, %llu required back merges\n",
+	       "reads within bound, %llu idle waits followed, %llu required back merges, "
+	       "%llu clock wraps, %llu steps back, %llu re-entrant calls refused\n",
 	       m->pols[pol].p->name, (unsigned long long)o->seed, (unsigned long long)done,
 	       (unsigned long long)episode, dt > 0 ? (double)done / dt : 0.0,
 	       (unsigned long long)m->bound_checks, (unsigned long long)m->waits,
-	       (unsigned long long)m->merges_due);
+	       (unsigned long long)m->merges_due, (unsigned long long)m->wraps,
+	       (unsigned long long)m->backsteps, (unsigned long long)m->reenters);
+	if (done >= EC_COVER_OPS && (!m->wraps || !m->backsteps || !m->reenters)) {
+		printf("VIOLATION (seed %llu, start policy %s): the generator produced no %s in "
+		       "%llu calls\n", (unsigned long long)o->seed, m->pols[pol].p->name,
+		       !m->wraps ? "clock wrap" : !m->backsteps ? "step back" :
+		       "call from a callback", (unsigned long long)done);
+		snprintf(ec_first_violation, sizeof(ec_first_violation), "generator coverage");
+		return 1;
+	}
 	return 0;
 }
 
@@ -359,6 +385,7 @@ int main(int argc, char **argv)
 	unsigned failed = 0, i;
 	int a;
 
+	ec_argv0 = argv[0];
 	for (a = 1; a < argc; a++) {
 		const char *v = a + 1 < argc ? argv[a + 1] : NULL;
 

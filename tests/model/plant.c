@@ -6,7 +6,10 @@
  * the checker as extra policies:
  *   bug-lose     every 50th dispatch silently drops a request it took from deadline;
  *   bug-dup      every 50th dispatch hands out the previously dispatched request again;
- *   bug-nobound  deadline that never sees a deadline expire (its clock stands still).
+ *   bug-nobound  deadline that never sees a deadline expire (its clock stands still) and
+ *                serves writes in huge batches;
+ *   bug-noexpire deadline that never sees a deadline expire, its batches untouched: only
+ *                the expiry bound of the model (about one batch after expiry) can tell.
  * The wrappers have no check hook, so elv_queue_check() cannot see the damage: only the
  * model can. Core bugs are compiled into the planted build's copy of the core
  * (tests/model/plant_queue.c) and chosen with plant_core_bug().
@@ -27,7 +30,7 @@ struct plant_state {
 };
 
 static const struct elv_policy *plant_dl;
-static struct elv_policy plant_lose, plant_dup, plant_nobound;
+static struct elv_policy plant_lose, plant_dup, plant_nobound, plant_noexpire;
 
 static size_t plant_off(void)
 {
@@ -91,17 +94,23 @@ static struct elv_request *nobound_dispatch(struct elv_queue *q, uint64_t now, i
 	int64_t ws0 = ws ? *ws : 0, fb0 = fb ? *fb : 0;
 	struct elv_request *rq;
 
-	(void)now;
 	if (ws && fb) {
 		*ws = 0;
 		*fb = 4096;
 	}
-	rq = plant_dl->dispatch(q, 0, force);
+	/* A time 2^62 ns in the past, whatever the epoch: nothing has expired or aged then. */
+	rq = plant_dl->dispatch(q, now - (UINT64_C(1) << 62), force);
 	if (ws && fb) {
 		*ws = ws0;
 		*fb = fb0;
 	}
 	return rq;
+}
+
+/* Deadline with expiry switched off: its clock is always 2^62 ns behind. */
+static struct elv_request *noexpire_dispatch(struct elv_queue *q, uint64_t now, int force)
+{
+	return plant_dl->dispatch(q, now - (UINT64_C(1) << 62), force);
 }
 
 static void plant_make(struct elv_policy *p, const char *name,
@@ -119,16 +128,19 @@ static void plant_make(struct elv_policy *p, const char *name,
 unsigned plant_policies(const struct elv_policy **out, uint8_t *dl_bound, unsigned max)
 {
 	plant_dl = elv_policy_find("deadline");
-	if (!plant_dl || max < 3u)
+	if (!plant_dl || max < 4u)
 		return 0;
 	plant_make(&plant_lose, "bug-lose", lose_dispatch);
 	plant_make(&plant_dup, "bug-dup", dup_dispatch);
 	plant_make(&plant_nobound, "bug-nobound", nobound_dispatch);
+	plant_make(&plant_noexpire, "bug-noexpire", noexpire_dispatch);
 	out[0] = &plant_lose;
 	out[1] = &plant_dup;
 	out[2] = &plant_nobound;
+	out[3] = &plant_noexpire;
 	dl_bound[0] = 0;
 	dl_bound[1] = 0;
 	dl_bound[2] = 1;
-	return 3;
+	dl_bound[3] = 1;
+	return 4;
 }
