@@ -71,7 +71,7 @@ static int control_apply(int at_start)
 	}
 	r = elvf_control_parse(path, text, &s);
 	free(text);
-	snprintf(where, sizeof(where), "control=%s: ", path);
+	(void)snprintf(where, sizeof(where), "control=%s: ", path);
 	pthread_mutex_lock(&elvf.lock);
 	if (r == 0)
 		r = elvf_apply_locked(&s, where);

@@ -262,7 +262,7 @@ static int control_line(const char *path, unsigned lineno, char *line, struct el
 	char where[512];
 	char *eq, *key, *value, *end;
 
-	snprintf(where, sizeof(where), "control file %s line %u: ", path, lineno);
+	(void)snprintf(where, sizeof(where), "control file %s line %u: ", path, lineno);
 	key = line + strspn(line, " \t");
 	if (!*key || *key == '#')
 		return 0;

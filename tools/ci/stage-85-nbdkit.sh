@@ -18,10 +18,16 @@ if ! fio --enghelp=nbd >/dev/null 2>&1; then
 	exit 1
 fi
 
-ci_configure nbdkit -DCMAKE_BUILD_TYPE=Debug -DELV_BUILD_NBDKIT=ON -DELV_BUILD_TESTS=OFF \
+ci_configure nbdkit -DCMAKE_BUILD_TYPE=Debug -DELV_BUILD_NBDKIT=ON -DELV_BUILD_TESTS=ON \
 	-DELV_BUILD_EXAMPLES=OFF -DELV_BUILD_TOOLS=OFF
-ci_build nbdkit --target nbdkit-elevator-filter
+ci_build nbdkit --target nbdkit-elevator-filter test_nbdkit_filter
 filter="$ELV_CI_DIR/nbdkit/nbdkit/nbdkit-elevator-filter.so"
+
+# The parsing and the histogram on their own (cmocka), under valgrind.
+(cd "$ELV_CI_DIR/nbdkit" && ctest --output-on-failure --no-tests=error -R '^test_nbdkit_filter$')
+valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+	"$ELV_CI_DIR/nbdkit/nbdkit/filter/test_nbdkit_filter" >/dev/null 2>&1 ||
+	{ echo "FAIL: test_nbdkit_filter under valgrind" >&2; exit 1; }
 
 tmp=$(mktemp -d /tmp/elv-nbdkit.XXXXXX)
 servers=()
@@ -210,8 +216,11 @@ chmod +x "$tmp/slow.sh"
 start_server vanish --filter="$filter" sh "$tmp/slow.sh" policy=deadline depth=1 \
 	stats="$tmp/vanish.json"
 # (In a subshell, so that the shell's "Killed" notice goes to the log, not the console.)
-(timeout -s KILL 2 fio --name=vanish --ioengine=nbd --uri="$uri" --rw=randread --bs=4k \
-	--iodepth=16 --size=64m) >/dev/null 2>"$tmp/vanish.err" && fail "fio was meant to be killed"
+(
+	timeout -s KILL 2 fio --name=vanish --ioengine=nbd --uri="$uri" --rw=randread --bs=4k \
+		--iodepth=16 --size=64m
+	exit $?
+) >/dev/null 2>"$tmp/vanish.err" && fail "fio was meant to be killed"
 timeout 20 nbdinfo "$uri" >/dev/null || fail "server unusable after a client vanished"
 stop_server
 stats_check "$tmp/vanish.json" "q['cancelled'] > 0 and a['cancelled'] == q['cancelled'] and
