@@ -34,7 +34,9 @@ need = ["policy", "makespan_s", "requests", "mean_seek_sectors", "mean_seek_ms",
 for n in names:
     d = json.load(open(f"{out}/{n}.json"))
     assert d["scenario"] == n and "device" in d and "seed" in d, n
-    assert len(d["results"]) >= 2, n
+    # --policy all: one result for each built-in policy, none missing, none twice.
+    got = sorted(r["policy"] for r in d["results"])
+    assert got == sorted(["noop", "deadline", "anticipatory", "cfq"]), (n, got)
     for r in d["results"]:
         for k in need:
             assert k in r, (n, k)

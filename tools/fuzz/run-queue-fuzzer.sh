@@ -74,6 +74,8 @@ if [ "$nseeds" -eq 0 ]; then
 	echo "fuzz_queue: no seed inputs in ${seeds#"$root"/}" >&2
 	exit 1
 fi
+# libFuzzer first runs every input it was given: the seeds and the work corpus so far.
+ninputs=$((nseeds + $(find "$work" -type f | wc -l)))
 rc=0
 rm -f "$log"
 "$bin" -max_total_time="$seconds" -print_final_stats=1 -max_len=512 -timeout=20 \
@@ -86,10 +88,10 @@ if [ "$rc" -ne 0 ]; then
 	grep -E "VIOLATION|ERROR|SUMMARY|Test unit written" "$log" | head -n 20 || true
 	exit 1
 fi
-# A run that executed fewer inputs than the seed corpus holds did not fuzz: wrong options, a
-# target that returns at once, or a build that never reached the fuzzing loop.
-if [ "$execs" -lt "$nseeds" ]; then
-	echo "fuzz_queue: FAILED: $execs executions, fewer than the $nseeds seed inputs; log: $log"
+# A run that executed fewer inputs than it was given did not fuzz: wrong options, a target
+# that returns at once, or a build that never reached the fuzzing loop.
+if [ "$execs" -lt "$ninputs" ] || [ "$execs" -eq 0 ]; then
+	echo "fuzz_queue: FAILED: $execs executions for $ninputs inputs given; log: $log"
 	tail -n 20 "$log"
 	exit 1
 fi

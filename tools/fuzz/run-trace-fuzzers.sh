@@ -49,6 +49,9 @@ run_one() {
 	local fmt=$1 bin=$out/fuzz_trace_$1 max_len=8192 rc=0
 	local work=$out/corpus/trace_$fmt art=$out/artifacts/trace_$fmt log=$out/fuzz_trace_$fmt.log
 	mkdir -p "$work" "$art"
+	# Every input libFuzzer is given runs first: seeds and the work corpus so far.
+	echo $(($(find "$work" "$root/tests/fuzz/corpus/trace_$fmt" -type f | wc -l))) \
+		>"$out/fuzz_trace_$fmt.inputs"
 	[ "$fmt" = blktrace ] && max_len=4096
 	"$bin" -max_total_time="$seconds" -print_final_stats=1 -max_len="$max_len" -timeout=10 \
 		-dict="$root/tests/fuzz/fuzz_trace_$fmt.dict" -artifact_prefix="$art/" \
@@ -57,7 +60,7 @@ run_one() {
 }
 
 jobs_max=${ELV_FUZZ_JOBS:-2}
-rm -f "$out"/fuzz_trace_*.rc "$out"/fuzz_trace_*.log # no verdict from an earlier run
+rm -f "$out"/fuzz_trace_*.rc "$out"/fuzz_trace_*.log "$out"/fuzz_trace_*.inputs # no verdict from an earlier run
 for fmt in "${formats[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
 		wait -n || true
@@ -76,15 +79,16 @@ for fmt in "${formats[@]}"; do
 	units=$(find "$out/corpus/trace_$fmt" -type f | wc -l)
 	execs=${execs:-0}
 	nseeds=$(find "$root/tests/fuzz/corpus/trace_$fmt" -type f 2>/dev/null | wc -l)
+	ninputs=$(cat "$out/fuzz_trace_$fmt.inputs" 2>/dev/null || echo 1)
 	total=$((total + execs))
 	if [ "$rc" -ne 0 ]; then
 		failed=$((failed + 1))
 		echo "fuzz_trace_$fmt: FAILED (status $rc) after $execs executions; log: ${log#"$root"/}"
 		grep -E "ERROR|SUMMARY|Test unit written" "$log" | head -n 20 || true
-	elif [ "$nseeds" -eq 0 ] || [ "$execs" -lt "$nseeds" ]; then
-		# No seeds, or fewer executions than seeds: the target did not really fuzz.
+	elif [ "$nseeds" -eq 0 ] || [ "$execs" -eq 0 ] || [ "$execs" -lt "$ninputs" ]; then
+		# No seeds, or fewer executions than inputs given: the target did not really fuzz.
 		failed=$((failed + 1))
-		echo "fuzz_trace_$fmt: FAILED: $execs executions for $nseeds seed inputs; log: ${log#"$root"/}"
+		echo "fuzz_trace_$fmt: FAILED: $execs executions for $ninputs inputs ($nseeds seeds); log: ${log#"$root"/}"
 		tail -n 20 "$log"
 	else
 		echo "fuzz_trace_$fmt: ${seconds} s, $execs executions, $units corpus files, no finding"
