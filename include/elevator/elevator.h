@@ -189,10 +189,14 @@ struct elv_request {
 	uint64_t ELV_PRIVATE(time);   /**< Arrival time (ns). */
 	struct elv_rb_node ELV_PRIVATE(rb);   /**< Sector-sorted tree link. */
 	struct elv_list ELV_PRIVATE(fifo);    /**< FIFO / core list link. */
-	/** Back-merge hash chain while queued and mergeable; otherwise the owning queue. */
+	/**
+	 * Back-merge hash chain while queued and mergeable (or, with bit 0 set, the hash of a
+	 * queue that left it out of a full chain); otherwise the owning queue.
+	 */
 	union {
 		struct elv_request *next;  /**< Next request on the same hash chain. */
 		struct elv_queue *owner;   /**< Queue holding the request. */
+		uintptr_t word;            /**< The link as a number: bit 0 marks "not chained". */
 	} ELV_PRIVATE(hlink);
 };
 
@@ -272,7 +276,14 @@ struct elv_device_traits {
  */
 struct elv_config {
 	struct elv_device_traits dev; /**< What the device is like. */
-	/** Expected peak of queued requests; sizes the back-merge hash (default 128). */
+	/**
+	 * Expected peak of queued requests (default 128, at most 2^24); sizes the back-merge
+	 * hash. Not a limit: a queue takes every request, and every operation stays O(log n) or
+	 * better at any depth. With far more requests queued, some back merges are missed: no
+	 * hash chain holds more than 8 requests, and a longer one forgets the request it got
+	 * first. The 8 requests hashed last are always found, so up to 8 interleaved sequential
+	 * streams merge every request at any depth; front merges are not affected.
+	 */
 	uint32_t nr_requests;
 	/** 1 disables all merging (like Linux nomerges=2). */
 	uint8_t no_merges;

@@ -44,27 +44,7 @@ static int elv_check_held(const struct elv_queue *q)
 
 static int elv_check_hash(const struct elv_queue *q)
 {
-	uint32_t i, n = 0, counted = 0, sticky = 0;
-	const struct elv_request *rq;
-
-	for (i = 0; i <= q->hash.mask; i++) {
-		for (rq = q->hash.buckets[i]; rq; rq = rq->hlink.next) {
-			if (rq->state != ELV_RQ_QUEUED || !elv_rq_mergeable(rq) ||
-			    !elv_hash_contains(&q->hash, rq))
-				return ELV_EINVAL;
-			/* The start filter must never deny a request that is there. */
-			if (!elv_hash_may_start(&q->hash, rq->sector))
-				return ELV_EINVAL;
-			if (++n > q->nr_queued)
-				return ELV_EINVAL;
-		}
-	}
-	/* Unless a counter stuck at its maximum, the counters add up to the hashed requests. */
-	for (i = 0; q->hash.starts && i < (q->hash.mask + 1) * ELV_HASH_STARTS; i++) {
-		counted += q->hash.starts[i];
-		sticky |= q->hash.starts[i] == UINT8_MAX;
-	}
-	return !q->hash.starts || sticky || counted == n ? 0 : ELV_EINVAL;
+	return elv_hash_check(&q->hash, q->nr_queued);
 }
 
 static int elv_check_streams(const struct elv_queue *q)

@@ -11,22 +11,32 @@
 #include "elevator/policy.h"
 
 /*
- * Back-merge hash keyed by end sector; singly linked chains through rq->hlink.next. Beside it, a
- * counting filter of the start sectors of the same requests (ELV_HASH_STARTS per bucket): a
- * zero counter proves that no hashed request starts in that 4 KiB granule, so a front-merge
- * lookup there would find nothing and is skipped. Counters stick at 255 (then they only
- * cost a lookup that finds nothing). @starts is NULL while the policy's own lookup is cheaper
- * than keeping the filter (noop looks at one request); elv_policy_start() decides, when the
- * hash is empty.
+ * Back-merge hash keyed by end sector; singly linked chains through rq->hlink.next, new
+ * requests at the head. No chain holds more than ELV_HASH_CHAIN_MAX requests: when one more
+ * arrives, the request at the tail (hashed there the longest ago) is evicted, so every
+ * lookup, insertion and removal walks at most that many links however far the queue outgrows
+ * nr_requests. An evicted request stays queued and may still take a front merge; it is no
+ * longer found for a back merge, and its hlink holds the hash's address with bit 0 set, so
+ * that removing it costs no walk. The ELV_HASH_CHAIN_MAX requests most recently hashed are
+ * always in the hash (fewer than that came after them into any chain).
+ *
+ * Beside it, a counting filter of the start sectors of the same requests, evicted ones
+ * included (ELV_HASH_STARTS per bucket): a zero counter proves that no mergeable queued
+ * request starts in that 4 KiB granule, so a front-merge lookup there would find nothing and
+ * is skipped. Counters stick at 255 (then they only cost a lookup that finds nothing).
+ * @starts is NULL while the policy's own lookup is cheaper than keeping the filter (noop looks
+ * at one request); elv_policy_start() decides, when the hash is empty.
  */
 #define ELV_HASH_STARTS 4u
 #define ELV_HASH_STARTS_SHIFT 2u /* log2(ELV_HASH_STARTS) */
+#define ELV_HASH_CHAIN_MAX 8u    /* longest chain: bounds every walk */
 struct elv_hash {
 	struct elv_request **buckets;
 	uint8_t *starts;     /* the filter in use, or NULL */
 	uint8_t *starts_mem; /* its memory: ELV_HASH_STARTS bytes per bucket */
 	uint32_t mask;  /* buckets - 1 */
 	uint32_t shift; /* 32 - log2(buckets): the top bits of the product pick the bucket */
+	uint32_t nr_evicted; /* queued mergeable requests left out of full chains */
 };
 
 /* Stream flags (private). */
@@ -86,6 +96,16 @@ void elv_hash_init(struct elv_hash *h, struct elv_request **buckets, uint8_t *st
 void elv_hash_use_starts(struct elv_hash *h, int on);
 uint32_t elv_hash_buckets_for(uint32_t nr_requests);
 int elv_hash_contains(const struct elv_hash *h, const struct elv_request *rq);
+int elv_hash_check(const struct elv_hash *h, uint32_t nr_queued); /* not with ELV_NO_CHECK */
+/* The rare steps, out of line: a chain overflows past @last, an evicted request leaves. */
+void elv_hash_evict(struct elv_hash *h, struct elv_request *last);
+void elv_hash_forget(struct elv_hash *h, struct elv_request *rq);
+
+/* Was @rq evicted from a full chain (queued and mergeable, but not findable by its end)? */
+static inline int elv_hash_is_evicted(const struct elv_request *rq)
+{
+	return (rq->hlink.word & 1u) != 0;
+}
 
 /* Key of the 4 KiB granule of @sector: Fibonacci hashing of 32 bits (cheap on 32-bit cores). */
 static inline uint32_t elv_hash_key(uint64_t sector)

@@ -2,6 +2,9 @@
  * The per-request hash operations. Included by elv_internal.h as static inline functions
  * (every add and dispatch uses them), or, when optimising for size, once by hash.c as plain
  * functions that every caller shares.
+ *
+ * Every walk here is bounded by ELV_HASH_CHAIN_MAX, whatever the queue length: no chain is
+ * ever longer (see elv_hash_insert_k()).
  */
 #ifndef ELV_HASH_OPS_H
 #define ELV_HASH_OPS_H
@@ -46,20 +49,35 @@ ELV_HASH_FN int elv_hash_may_start(const struct elv_hash *h, uint64_t sector)
 	return !h->starts || *elv_hash_start(h, sector) != 0;
 }
 
-/* Hash @rq whose start and end granules have the keys @ks and @ke. */
+/*
+ * Hash @rq whose start and end granules have the keys @ks and @ke, at the head of its chain.
+ * A chain that grows past ELV_HASH_CHAIN_MAX loses its tail, the request hashed there the
+ * longest ago. The walk that finds it is the bound itself, and while chains are as short as
+ * nr_requests makes them it ends at once.
+ */
 ELV_HASH_FN void elv_hash_insert_k(struct elv_hash *h, struct elv_request *rq, uint32_t ks,
 				   uint32_t ke)
 {
 	struct elv_request **b = &h->buckets[ke >> h->shift];
-	uint8_t *c;
+	struct elv_request *c = *b;
+	uint32_t left = ELV_HASH_CHAIN_MAX - 2; /* links from the old head to the last kept */
+	uint8_t *s;
 
-	rq->hlink.next = *b;
+	rq->hlink.next = c;
 	*b = rq;
+	if (c) {
+		for (; c->hlink.next; c = c->hlink.next) {
+			if (left-- == 0) {
+				elv_hash_evict(h, c);
+				break;
+			}
+		}
+	}
 	if (!h->starts)
 		return;
-	c = elv_hash_start_k(h, ks);
-	if (*c != UINT8_MAX)
-		(*c)++;
+	s = elv_hash_start_k(h, ks);
+	if (*s != UINT8_MAX)
+		(*s)++;
 }
 
 ELV_HASH_FN void elv_hash_add(struct elv_hash *h, struct elv_request *rq)
@@ -67,6 +85,10 @@ ELV_HASH_FN void elv_hash_add(struct elv_hash *h, struct elv_request *rq)
 	elv_hash_insert_k(h, rq, elv_hash_key(rq->sector), elv_hash_key(elv_rq_end(rq)));
 }
 
+/*
+ * Take @rq (queued and mergeable) out of the hash. Not on its chain means evicted from it: the
+ * walk that shows it is as short as any other, and keeps the test off the common path.
+ */
 ELV_HASH_FN void elv_hash_del(struct elv_hash *h, struct elv_request *rq)
 {
 	struct elv_request **p = elv_hash_bucket(h, elv_rq_end(rq));
@@ -76,6 +98,8 @@ ELV_HASH_FN void elv_hash_del(struct elv_hash *h, struct elv_request *rq)
 	if (*p) {
 		*p = rq->hlink.next;
 		elv_hash_start_dec(h, rq->sector);
+	} else {
+		elv_hash_forget(h, rq);
 	}
 }
 
