@@ -18,7 +18,9 @@
  *
  *   elvbench [--quick] [--instr] [--json FILE] [--policy P] [--runs N]
  *   elvbench --help | --version
- *   elvbench --count IMPL DEPTH STREAMS PATTERN OPS   one run (what --instr runs under callgrind)
+ *   elvbench --count IMPL DEPTH STREAMS PATTERN OPS [NR_REQUESTS]
+ *       one run (what --instr runs under callgrind); nr_requests is DEPTH unless given,
+ *       and 0 leaves the library's default (a queue that outgrows its nr_requests)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -321,12 +323,16 @@ static void __attribute__((noinline)) bench_loop(struct bench_state *b, unsigned
 	}
 }
 
+/* nr_requests of a --count run: the depth, unless given (0 leaves the library's default). */
+static int nr_requests_given;
+static unsigned nr_requests_arg;
+
 static struct elv_config bench_config(struct bench_state *b)
 {
 	struct elv_config cfg;
 
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.nr_requests = b->c->depth;
+	cfg.nr_requests = nr_requests_given ? nr_requests_arg : b->c->depth;
 	cfg.dev.rotational = 1;
 	cfg.dev.max_sectors = 256;
 	cfg.merge = on_merge;
@@ -622,7 +628,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: elvbench [--quick] [--instr] [--runs N] [--policy P] [--json FILE]\n"
-		"       elvbench --count IMPL DEPTH STREAMS PATTERN OPS\n"
+		"       elvbench --count IMPL DEPTH STREAMS PATTERN OPS [NR_REQUESTS]\n"
 		"       elvbench --help | --version\n");
 }
 
@@ -637,7 +643,8 @@ static void help(void)
 	       "  --policy P    only the cases of P (a policy or a baseline name)\n"
 	       "  --json FILE   write every result as JSON\n"
 	       "  --count ...   one run of one case, then one line with its figures; IMPL is a\n"
-	       "                policy or baseline, PATTERN random, mixed, sequential or prio\n\n"
+	       "                policy or baseline, PATTERN random, mixed, sequential or prio;\n"
+	       "                NR_REQUESTS is DEPTH unless given, 0 the library's default\n\n"
 	       "baselines: baseline-fifo, baseline-sorted-list, baseline-hash-fifo,\n"
 	       "           baseline-rbtree-fifo\n");
 }
@@ -648,9 +655,13 @@ static int count_mode(int argc, char **argv)
 	struct bench_result r;
 	unsigned ops;
 
-	if (argc != 7) {
+	if (argc != 7 && argc != 8) {
 		usage(stderr);
 		return 2;
+	}
+	if (argc == 8) {
+		nr_requests_given = 1;
+		nr_requests_arg = (unsigned)strtoul(argv[7], NULL, 10);
 	}
 	c.impl = argv[2];
 	c.depth = (unsigned)strtoul(argv[3], NULL, 10);
