@@ -432,23 +432,6 @@ static inline struct elv_request *elv_sort_prev(const struct elv_request *rq)
 {
 	return elv_rb_rq(elv_rb_prev(&rq->ELV_PRIVATE(rb)));
 }
-/**
- * @brief elv_sort_prev() without a call, for hot paths (same result): the last node of the
- * left subtree, else the first ancestor that @p rq is right of.
- */
-static inline struct elv_request *elv_sort_prev_inline(const struct elv_request *rq)
-{
-	const struct elv_rb_node *n = &rq->ELV_PRIVATE(rb), *p = n->left;
-
-	if (p) {
-		while (p->right)
-			p = p->right;
-		return elv_rb_rq(p);
-	}
-	while ((p = elv_rb_parent(n)) != NULL && n == p->left)
-		n = p;
-	return elv_rb_rq(p);
-}
 /** @brief The first request whose start sector is >= @p sector (ceiling), or NULL. */
 ELV_API struct elv_request *elv_sort_ceil(const struct elv_rb_root *t, uint64_t sector);
 /** @brief The first request that starts exactly at @p sector, or NULL. */

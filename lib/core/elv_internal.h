@@ -139,23 +139,6 @@ struct elv_request *elv_hash_find(const struct elv_hash *h, uint64_t end);
 #include "hash_ops.h"
 #endif
 
-/* Policy state of a built-in policy, without a call. */
-#define elv__data(q) ((q)->data)
-
-/*
- * elv_fifo_insert_sorted() with its common case inline: a new arrival is the youngest, so it
- * goes at the tail without a call. Same result in every case.
- */
-static inline void elv_fifo_insert_ordered(struct elv_list *fifo, struct elv_request *rq)
-{
-	struct elv_list *tail = fifo->prev;
-
-	if (tail == fifo || elv_rq_seq_cmp(elv_list_rq(tail), rq) <= 0)
-		elv_list_add_tail(fifo, &rq->fifo);
-	else
-		elv_fifo_insert_sorted(fifo, rq);
-}
-
 /* tunables.c */
 int elv__streq(const char *a, const char *b);
 

@@ -41,7 +41,6 @@
 #define CFQ_LEVELS 8u
 #define CFQ_NR_ST 7u                       /* service trees */
 #define CFQ_NR_ASYNC (2u * CFQ_LEVELS + 1u) /* shared async queues */
-#define CFQ_AVG_SETTLED 249u /* where elv_avg_update()'s sample weight stays once reached */
 
 enum { CFQ_RT = 0, CFQ_BE = 1, CFQ_IDLE = 2 };             /* class index */
 enum { CFQ_ASYNC = 0, CFQ_SYNC_NOIDLE = 1, CFQ_SYNC = 2 };  /* workload type */
@@ -135,8 +134,6 @@ struct cfq_stream {
 	struct cfq_pos pos;
 };
 
-_Static_assert((7u * CFQ_AVG_SETTLED + 256u) / 8u == CFQ_AVG_SETTLED,
-	       "the settled weight must be a fixed point of the decaying-average step");
 _Static_assert(sizeof(struct cfq_stream) <= ELV_STREAM_PRIV_BYTES,
 	       "cfq stream state must fit in the stream's private area");
 
@@ -190,25 +187,24 @@ struct cfq_data {
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
-/* A helper with several callers: one shared copy when optimising for size (-Os firmware). */
-#if defined(__OPTIMIZE_SIZE__) || !defined(__GNUC__)
-#define CFQ_HOT inline
-#else
-#define CFQ_HOT inline __attribute__((always_inline))
-#endif
+/*
+ * Hot helpers with several callers are inlined into each when optimising for speed: that
+ * saves 2% of the instructions per request (tools/elvbench/profile.sh, cfq 1024 64 random:
+ * 1013.8 with plain inline). Optimising for size, helpers with several callers stay one
+ * shared copy each (smaller code on Cortex-M3). Neither changes what the code does.
+ */
 #if defined(__OPTIMIZE_SIZE__) && defined(__GNUC__)
+#define CFQ_HOT inline
 #define CFQ_SHARED __attribute__((noinline))
 #define CFQ_SHARED_HOT __attribute__((noinline))
-#else
+#elif defined(__GNUC__)
+#define CFQ_HOT inline __attribute__((always_inline))
 #define CFQ_SHARED
-#define CFQ_SHARED_HOT CFQ_HOT /* on a hot path: inlined into every caller */
-#endif
-
-/* Exact shortcuts for the common case; builds that optimise for size take the general path. */
-#if defined(__OPTIMIZE_SIZE__)
-#define CFQ_FAST 0
+#define CFQ_SHARED_HOT CFQ_HOT
 #else
-#define CFQ_FAST 1
+#define CFQ_HOT inline
+#define CFQ_SHARED
+#define CFQ_SHARED_HOT
 #endif
 
 /*
@@ -430,9 +426,7 @@ static CFQ_SHARED_HOT void cfq_ttime_sample(struct cfq_ttime *t, uint64_t now, u
 		gap = 0;
 	if (gap > cap)
 		gap = cap;
-	/* the weight settles at CFQ_AVG_SETTLED, where the step leaves it as it is */
-	if (!CFQ_FAST || t->avg.samples != CFQ_AVG_SETTLED)
-		t->avg.samples = (7u * t->avg.samples + 256u) / 8u;
+	t->avg.samples = (7u * t->avg.samples + 256u) / 8u;
 	t->avg.total = (7u * t->avg.total + 256u * gap) / 8u;
 }
 
@@ -783,15 +777,6 @@ static int cfq_rq_rank(const struct elv_request *rq)
 	return 2 * elv_rq_is_sync(rq) + ((rq->flags & ELV_RQ_META) != 0);
 }
 
-/* cfq_rq_rank(@r1) - cfq_rq_rank(@r2), with a short way for the usual pair of like requests. */
-static CFQ_HOT int cfq_rank_diff(const struct elv_request *r1,
-					  const struct elv_request *r2)
-{
-	if (CFQ_FAST && r1->op == r2->op && !((r1->flags ^ r2->flags) & (ELV_RQ_SYNC | ELV_RQ_META)))
-		return 0;
-	return cfq_rq_rank(r1) - cfq_rq_rank(r2);
-}
-
 static CFQ_HOT struct elv_request *cfq_choose_req(const struct cfq_data *cd,
 							   struct elv_request *r1,
 							   struct elv_request *r2, uint64_t last)
@@ -802,18 +787,12 @@ static CFQ_HOT struct elv_request *cfq_choose_req(const struct cfq_data *cd,
 		return r2;
 	if (!r2)
 		return r1;
-	rank = cfq_rank_diff(r1, r2);
+	rank = cfq_rq_rank(r1) - cfq_rq_rank(r2);
 	if (rank)
 		return rank > 0 ? r1 : r2;
 	/* back_seek_max is in KiB: twice as many sectors */
 	return elv_seek_pick(r1, r2, last, CFQ_SMALL(cd, back_seek_max) * 2u,
 			     CFQ_SMALL(cd, back_seek_penalty));
-}
-
-/* The request before @rq in sector order, without a call where speed counts. */
-static CFQ_HOT struct elv_request *cfq_sort_prev(const struct elv_request *rq)
-{
-	return CFQ_FAST ? elv_sort_prev_inline(rq) : elv_sort_prev(rq);
 }
 
 /*
@@ -827,7 +806,7 @@ static CFQ_HOT void cfq_del_rq(struct cfq_data *cd, struct cfq_queue *cq,
 	int advance = cq->next_rq == rq;
 
 	if (advance)
-		prev = cfq_sort_prev(rq);
+		prev = elv_sort_prev(rq);
 	next = elv_sort_del_next(&cq->sort_list, rq);
 	if (advance)
 		cq->next_rq = cfq_choose_req(cd, next ? next : elv_sort_first(&cq->sort_list), prev,
@@ -1441,7 +1420,7 @@ static void cfq_merged(struct elv_queue *q, struct elv_request *rq, enum elv_mer
 }
 
 /* Busy queues in tree order, the active one included (it stays on its tree). */
-static CFQ_SHARED struct cfq_queue *cfq_iter_next(const struct cfq_data *cd,
+static struct cfq_queue *cfq_iter_next(const struct cfq_data *cd,
 						 const struct cfq_queue *cq)
 {
 	unsigned i;
