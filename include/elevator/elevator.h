@@ -79,8 +79,9 @@ extern "C" {
  * @brief Marks a library-private member of a public struct.
  *
  * The struct stays visible so the host can embed or allocate it, but private members are
- * renamed so that any use of them is visibly unsupported. Define ELV_ALLOW_PRIVATE_ACCESS
- * (the library and policy authors do) to use the plain names.
+ * renamed so that any use of them is visibly unsupported. The library's core defines
+ * ELV_ALLOW_PRIVATE_ACCESS to use the plain names; policies, built in or not, read what they
+ * need through the accessors of policy.h instead.
  */
 #if defined(ELV_ALLOW_PRIVATE_ACCESS)
 #define ELV_PRIVATE(m) m
