@@ -1,11 +1,16 @@
 /*
  * Which built-in policy fits a device. A pure function of the traits: no state, no malloc.
+ * The choice is the policy that finishes a PostMark-like file workload first (or within 5% of
+ * the first) on the simulator's model of that kind of device; docs/simulator.md names the
+ * measurements and the command that repeats them.
  *
  * - Non-rotating devices have no seek to save, so no policy should idle on them: every wait
- *   for a process's next request is lost device time (the PostMark-on-USB result). One that
- *   queues many commands (an NCQ SSD) orders them itself and gets noop; one that serves a
- *   single command at a time (a USB stick) gets deadline, which never idles either but keeps
- *   reads from waiting behind a write flood.
+ *   for a process's next request is lost device time (the PostMark-on-USB result). An NCQ SSD
+ *   orders what it queues itself: noop. A device that serves one command at a time through a
+ *   log-block FTL (a USB stick) gets noop as well: it keeps writes in the order the file system
+ *   issued them, and any reordering (deadline's sector sort and read-first batches) splits
+ *   runs of writes across log blocks and costs erase-block merges. The price is read latency
+ *   under a flood of writes, which deadline bounds and noop does not.
  * - Zoned devices need the writes of a zone kept in order: deadline, without idling.
  * - A rotating disk with tagged queueing reorders by itself, and an idling policy that holds
  *   reads back one at a time would keep its queue empty: deadline.
@@ -17,7 +22,7 @@
 
 /* Preference lists, best first; the first one built in wins. */
 static const char *const pick_flash_mq[] = { "noop", "deadline", NULL };
-static const char *const pick_flash_sq[] = { "deadline", "noop", NULL };
+static const char *const pick_flash_sq[] = { "noop", "deadline", NULL };
 static const char *const pick_zoned[] = { "deadline", "noop", NULL };
 static const char *const pick_tcq[] = { "deadline", "noop", NULL };
 static const char *const pick_single[] = { "cfq", "anticipatory", "deadline", "noop", NULL };
