@@ -341,6 +341,15 @@ static void table_tcq(FILE *f, const struct elv_sim_report *rep)
 		fprintf(f, "  parameter set predicts %.1f ops/s at QD 1\n", rep->expect_qd1_iops);
 }
 
+/* "p50 x p99 y" of a stream's latency, or dashes when it had no such request. */
+static void lat_cell(char *buf, size_t len, const struct elv_sim_lat *l)
+{
+	if (l->n)
+		snprintf(buf, len, "p50 %8.1f p99 %8.1f", l->p50, l->p99);
+	else
+		snprintf(buf, len, "p50 %8s p99 %8s", "-", "-");
+}
+
 void elv_sim_report_table(FILE *f, const struct elv_sim_report *rep)
 {
 	unsigned i, k;
@@ -376,10 +385,12 @@ void elv_sim_report_table(FILE *f, const struct elv_sim_report *rep)
 		for (k = 0; k < r->nr_streams && k < 4; k++) {
 			const struct elv_sim_stream_result *s = &r->streams[k];
 
-			fprintf(f, "    %-13s %-10s done %9.2f s %8.2f MB/s  read p50 %8.1f "
-				"p99 %8.1f  write p50 %8.1f p99 %8.1f\n", k ? "" : r->policy,
-				s->name, s->done_s, s->mbps, s->read_lat.p50, s->read_lat.p99,
-				s->write_lat.p50, s->write_lat.p99);
+			char rd[40], wr[40];
+
+			lat_cell(rd, sizeof(rd), &s->read_lat);
+			lat_cell(wr, sizeof(wr), &s->write_lat);
+			fprintf(f, "    %-13s %-10s done %9.2f s %8.2f MB/s  read %s  write %s\n",
+				k ? "" : r->policy, s->name, s->done_s, s->mbps, rd, wr);
 		}
 		if (r->nr_streams > 4)
 			fprintf(f, "    %-13s (%u more streams)\n", "", r->nr_streams - 4);
