@@ -2,9 +2,12 @@
 # Regenerate the measured sections of docs/performance.md from one elvbench run:
 #   - the results table (every case: ns per request, instructions per request, mean seek,
 #     allocations) from `elvbench --instr --json`,
-#   - the issue's targets, met or not, computed from the same JSON,
-#   - the per-function instruction split of the target cases (tools/elvbench/profile.sh),
-#   - bytes per request, stream and queue on x86-64 and 32-bit ARM (memory-table.sh).
+#   - the summary at the top and the targets, met or not, computed from the same JSON,
+#   - deadline against the bare legacy deadline (baseline-rbtree-fifo) at every depth,
+#   - the per-function instruction split of the target cases and of the bare legacy
+#     deadline (tools/elvbench/profile.sh),
+#   - bytes per request, stream and queue on x86-64 and 32-bit ARM (memory-table.sh), and
+#     the bytes a queued request costs in all.
 #
 #   tools/elvbench/make-table.sh [--no-instr] [BUILD_DIR]    (default build-bench)
 #
@@ -33,7 +36,7 @@ split="$build/split.md"
 : >"$split"
 if [ -n "$instr" ]; then
 	for c in "noop 1024 0 random" "deadline 1024 0 random" "anticipatory 1024 64 random" \
-		"cfq 1024 64 random"; do
+		"cfq 1024 64 random" "baseline-rbtree-fifo 1024 0 random"; do
 		set -- $c
 		{
 			echo
@@ -52,9 +55,15 @@ fi
 memory="$build/memory.md"
 tools/elvbench/memory-table.sh "$build" >"$memory"
 
-python3 - "$json" "$doc" "$split" "$(gcc --version | head -1)" "$memory" <<'PY'
+# The tree measured: a commit, marked when the working tree differs from it.
+tree=$(git rev-parse --short HEAD 2>/dev/null || echo "outside git")
+if [ "$tree" != "outside git" ] && ! git diff --quiet HEAD -- lib include tools/elvbench 2>/dev/null; then
+	tree="$tree with local changes"
+fi
+
+python3 - "$json" "$doc" "$split" "$(gcc --version | head -1)" "$memory" "$tree" <<'PY'
 import json, re, sys
-path, doc, split_path, cc, memory_path = sys.argv[1:6]
+path, doc, split_path, cc, memory_path, tree = sys.argv[1:7]
 d = json.load(open(path))
 res = d["results"]
 
@@ -124,6 +133,54 @@ target("sizeof(struct elv_request), x86-64", str(d["sizeof_request"]), "<= 96",
        d["sizeof_request"] <= 96)
 targets = "| target | measured | limit | verdict |\n|---|---|---|---|\n" + "\n".join(t)
 
+# The summary: every figure of the opening paragraph comes from this run.
+def met(ok):
+    return "met" if ok else "not met"
+s = [f"In short (tree {tree}): the {len(res)} cases made {allocs} heap allocations in their "
+     f"measured loops, and `struct elv_request` is {d['sizeof_request']} bytes."]
+if instr(dl64) is not None and instr(dl65536) is not None:
+    s.append(f"Deadline's instruction count grows {instr(dl65536) / instr(dl64):.2f}x from depth "
+             f"64 to depth 65536 ({fmt(instr(dl64))} to {fmt(instr(dl65536))}), its time "
+             f"{dl65536['ns_per_req'] / dl64['ns_per_req']:.2f}x.")
+if dl512 and sl512 and instr(dl512) is not None and instr(sl512) is not None:
+    s.append(f"At depth 512 its dispatch order seeks {dev * 100:+.1f}% against the disksort "
+             f"elevator's while it executes {instr(sl512) / instr(dl512):.1f}x fewer instructions "
+             f"and runs {sl512['ns_per_req'] / dl512['ns_per_req']:.1f}x faster.")
+costs = [(impl, find(impl, 1024, st)) for impl, st in
+         (("noop", 0), ("deadline", 0), ("anticipatory", 64), ("cfq", 64))]
+if all(instr(r) is not None for _, r in costs):
+    budget = {"noop": 80, "deadline": 450, "anticipatory": 650, "cfq": 1000}
+    s.append("At depth 1024 on random reads (anticipatory and CFQ with 64 streams) the policies "
+             "cost " + ", ".join(f"{impl} {fmt(instr(r))}" for impl, r in costs) +
+             " instructions per request; against the budgets (" +
+             ", ".join(f"{impl} {fmt(budget[impl])}: {met(instr(r) <= budget[impl])}"
+                       for impl, r in costs) + ").")
+rb1024 = find("baseline-rbtree-fifo", 1024)
+if instr(rb1024) is not None and instr(dl1024) is not None:
+    s.append(f"The bare legacy deadline, the same algorithm without API, validation, merging or "
+             f"priorities, costs {fmt(instr(rb1024))} at that depth: the library's deadline "
+             f"spends {instr(dl1024) / instr(rb1024):.2f}x its instructions.")
+summary = "\n".join(s)
+
+# deadline against the bare legacy deadline, depth by depth.
+lg = ["| depth | pattern | deadline instr/req | legacy instr/req | added by the library "
+      "| deadline ns/req | legacy ns/req | deadline merges | mean seek, deadline vs legacy |",
+      "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+for r in res:
+    if r["impl"] != "baseline-rbtree-fifo":
+        continue
+    dl = find("deadline", r["depth"], None, r["pattern"])
+    if not dl:
+        continue
+    added = (f"{fmt(instr(dl) - instr(r), 1)} ({instr(dl) / instr(r):.2f}x)"
+             if instr(dl) is not None and instr(r) is not None else "-")
+    seek = (f"{(dl['mean_seek_sectors'] / r['mean_seek_sectors'] - 1) * 100:+.2f}%"
+            if r["mean_seek_sectors"] else "-")
+    lg.append(f"| {r['depth']} | {r['pattern']} | {fmt(instr(dl), 1)} | {fmt(instr(r), 1)} | "
+              f"{added} | {fmt(dl['ns_per_req'], 1)} | {fmt(r['ns_per_req'], 1)} | "
+              f"{dl['merged']} | {seek} |")
+legacy = "\n".join(lg)
+
 text = open(doc).read()
 def put(text, name, body):
     pat = re.compile(rf"(<!-- {name}: begin[^\n]*-->\n).*?(<!-- {name}: end -->)", re.S)
@@ -132,13 +189,40 @@ def put(text, name, body):
     return pat.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
 
 head = (f"{len(res)} cases, ns/req the median of {d['runs']} runs (thread CPU time),\n"
-        f"instructions per request from callgrind; compiler: {cc}, -O2.\n\n")
+        f"instructions per request from callgrind; compiler: {cc}, -O2; tree: {tree}.\n\n")
 text = put(text, "bench-targets", targets)
 text = put(text, "bench-table", head + table)
 split = open(split_path).read().strip()
 if split:
     text = put(text, "bench-split", split)
-text = put(text, "bench-memory", open(memory_path).read().strip())
+memory = open(memory_path).read().strip()
+text = put(text, "bench-memory", memory)
+text = put(text, "bench-summary", summary)
+if len(lg) > 2:
+    text = put(text, "bench-legacy", legacy)
+
+# What a queued request costs in all: its struct plus its share of the queue (hash buckets and
+# filter), from the noop queue sizes at nr_requests 1024 and 65536 (both powers of two above
+# the 64-bucket minimum, so the difference is buckets alone).
+def mem_row(what):
+    for line in memory.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells and cells[0] == what:
+            return cells
+    return None
+rq, q1024, q65536 = (mem_row(w) for w in ("`struct elv_request`",
+                                          "queue, noop, nr_requests = 1024",
+                                          "queue, noop, nr_requests = 65536"))
+if rq and q1024 and q65536:
+    parts = []
+    for col, arch in ((1, "x86-64"), (2, "32-bit ARM")):
+        if q65536[col] == "n/a":
+            continue
+        per = (int(q65536[col]) - int(q1024[col])) / (65536 - 1024)
+        parts.append(f"{per:g} bytes on {arch} (a queued request costs {int(rq[col]) + per:g} "
+                     f"bytes in all: {rq[col]} + {per:g})")
+    text = put(text, "bench-per-request", "Per expected request the hash and its filter add " +
+               " and ".join(parts) + ".")
 open(doc, "w").write(text)
 print(f"{doc}: {len(res)} cases written")
 PY
