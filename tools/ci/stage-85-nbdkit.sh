@@ -96,9 +96,9 @@ verify_job() {
 		--verify=crc32c --verify_fatal=1 --do_verify=1 "$@"
 	python3 - "$tmp/$name.fio.json" <<'PY'
 import json, sys
-j = json.load(open(sys.argv[1]))["jobs"][0]
-assert j["error"] == 0, ("fio error", j["error"])
-assert j["write"]["total_ios"] > 0 and j["read"]["total_ios"] > 0, "no I/O verified"
+for j in json.load(open(sys.argv[1]))["jobs"]:
+    assert j["error"] == 0, ("fio error", j["error"])
+    assert j["write"]["total_ios"] > 0 and j["read"]["total_ios"] > 0, "no I/O verified"
 PY
 }
 
@@ -121,17 +121,24 @@ read -r -a policies < <(nbdkit --filter="$filter" null --help 2>&1 |
 builtin=$(grep -c '^[[:space:]]*&elv_policy_' lib/policies/registry.c)
 [ "${#policies[@]}" -eq "$builtin" ] && [ "$builtin" -ge 4 ] ||
 	fail "filter lists ${#policies[@]} policies (${policies[*]}), registry has $builtin"
+# Each policy twice: as for flash (depth 32), and as for a disk (depth 4), where anticipation
+# and CFQ idle. Two fio jobs, so two connections and two streams, on separate halves.
 ran=0
 for p in "${policies[@]}"; do
-	start_server "p-$p" --filter="$filter" memory 256M policy="$p" stats="$tmp/p-$p.json"
-	verify_job "verify-$p"
-	stop_server
-	stats_check "$tmp/p-$p.json" "d['policy'] == '$p' and q['completed'] > 0 and
-		q['queued'] == 0 and q['in_flight'] == 0 and a['errors'] == 0"
+	for traits in "rotational=false" "rotational=true depth=4"; do
+		# shellcheck disable=SC2086
+		start_server "p-$p" --filter="$filter" memory 256M policy="$p" $traits \
+			stats="$tmp/p-$p.json"
+		verify_job "verify-$p" --numjobs=2 --offset_increment=128m
+		stop_server
+		stats_check "$tmp/p-$p.json" "d['policy'] == '$p' and q['completed'] > 0 and
+			q['queued'] == 0 and q['in_flight'] == 0 and a['errors'] == 0 and
+			sum(c['writes'] > 0 for c in d['connections']) == 2"
+	done
 	ran=$((ran + 1))
 done
 [ "$ran" -eq "${#policies[@]}" ] || fail "ran $ran of ${#policies[@]} policies"
-echo "fio verify (crc32c): zero errors under all $ran policies (${policies[*]})"
+echo "fio verify (crc32c): zero errors under all $ran policies (${policies[*]}), two clients each"
 
 # ---- merging: sequential 4 KiB writes queue up behind depth=1 and merge -----------------
 start_server merge --filter="$filter" memory 64M policy=deadline depth=1 stats="$tmp/merge.json"
