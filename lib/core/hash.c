@@ -72,11 +72,9 @@ void elv_hash_evict(struct elv_hash *h, struct elv_request *last)
 	h->nr_evicted++;
 }
 
-/* An evicted request leaves the queue or is about to be hashed again. */
+/* An evicted request leaves the queue or is about to be hashed again: no chain to walk. */
 void elv_hash_forget(struct elv_hash *h, struct elv_request *rq)
 {
-	if (!elv_hash_is_evicted(rq))
-		return; /* not hashed at all: nothing to undo (the core never asks for this) */
 	ELV_ASSERT(rq->hlink.word == elv_hash_tag(h) && h->nr_evicted);
 	rq->hlink.next = NULL;
 	h->nr_evicted--;

@@ -86,20 +86,23 @@ ELV_HASH_FN void elv_hash_add(struct elv_hash *h, struct elv_request *rq)
 }
 
 /*
- * Take @rq (queued and mergeable) out of the hash. Not on its chain means evicted from it: the
- * walk that shows it is as short as any other, and keeps the test off the common path.
+ * Take @rq (queued and mergeable: chained, or evicted from its chain) out of the hash. Far past
+ * nr_requests nearly every request is evicted, so that case is tested first and walks nothing.
  */
 ELV_HASH_FN void elv_hash_del(struct elv_hash *h, struct elv_request *rq)
 {
-	struct elv_request **p = elv_hash_bucket(h, elv_rq_end(rq));
+	struct elv_request **p;
 
+	if (elv_hash_is_evicted(rq)) {
+		elv_hash_forget(h, rq);
+		return;
+	}
+	p = elv_hash_bucket(h, elv_rq_end(rq));
 	while (*p && *p != rq)
 		p = &(*p)->hlink.next;
 	if (*p) {
 		*p = rq->hlink.next;
 		elv_hash_start_dec(h, rq->sector);
-	} else {
-		elv_hash_forget(h, rq);
 	}
 }
 
