@@ -133,6 +133,32 @@ static void test_week_long(void **state)
 	free(text);
 }
 
+/* A trace may put any number of records at one instant: 120,000 at time 0 all replay. */
+static void test_burst_at_one_instant(void **state)
+{
+	size_t n = 120000, i;
+	struct elv_sim_replay_rec *rr = calloc(n, sizeof(*rr));
+	struct elv_sim_result r;
+
+	(void)state;
+	assert_non_null(rr);
+	for (i = 0; i < n; i++) {
+		rr[i].sector = i * 16;
+		rr[i].nr_sectors = 8;
+		rr[i].op = i % 10 < 7 ? ELV_OP_READ : ELV_OP_WRITE;
+		rr[i].sync = rr[i].op == ELV_OP_READ;
+	}
+	base("ssd", "deadline");
+	cfg.replay = rr;
+	cfg.nr_replay = n;
+	assert_int_equal(elv_sim_run(&cfg, &r), 0);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.truncated, ELV_SIM_CUT_NONE);
+	assert_int_equal(r.requests, n);
+	elv_sim_result_free(&r);
+	free(rr);
+}
+
 static char *report_text(const struct elv_sim_report *rep, int fmt)
 {
 	FILE *f = tmpfile();
@@ -323,6 +349,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_seven_hour_gap),
 		cmocka_unit_test(test_week_long),
+		cmocka_unit_test(test_burst_at_one_instant),
 		cmocka_unit_test(test_limit_is_an_error),
 		cmocka_unit_test(test_endless_stream),
 		cmocka_unit_test(test_percentiles),

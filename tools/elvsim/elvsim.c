@@ -767,9 +767,13 @@ static int cmd_replay(int argc, char **argv)
 			c->trace_ctx = &tr;
 		}
 		r = elv_sim_run(c, &rep.res[k].run);
+		if (!r && rep.res[k].run.error)
+			r = rep.res[k].run.error;
 		if (!r) {
 			rep.res[k].primary = rep.res[k].run.makespan_s;
 			rep.nr++;
+		} else {
+			elv_sim_result_free(&rep.res[k].run);
 		}
 	}
 	close_out(tr.f);
@@ -864,6 +868,8 @@ static int cmd_job(int argc, char **argv)
 		if (!r) {
 			rep.res[k].primary = rep.res[k].run.makespan_s;
 			rep.nr++;
+		} else {
+			elv_sim_result_free(&rep.res[k].run);
 		}
 	}
 	close_out(tr.f);
