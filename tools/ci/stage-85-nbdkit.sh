@@ -196,13 +196,19 @@ truncate -s 64M "$tmp/disk.img"
 printf 'policy=cfq\n' >"$ctl"
 wrap=(valgrind --leak-check=full --error-exitcode=99 --errors-for-leak-kinds=definite,indirect
 	--show-leak-kinds=definite,indirect --log-file="$tmp/valgrind.log")
-start_server vg --filter="$filter" file "$tmp/disk.img" policy=anticipatory control="$ctl" \
-	stats="$tmp/vg.json"
+# -v: the log says when the control file has been applied.
+start_server vg -v --filter="$filter" file "$tmp/disk.img" policy=anticipatory \
+	control="$ctl" stats="$tmp/vg.json"
 wrap=()
 (sleep 1 && printf 'policy=deadline\nread_expire=100\n' >"$ctl") &
 changer=$!
 verify_job valgrind --size=32m
 wait "$changer"
+for _ in $(seq 1 300); do
+	grep -q "control file applied: policy deadline" "$srvlog" && break
+	sleep 0.1
+done
+grep -q "control file applied: policy deadline" "$srvlog" || fail "control file not applied"
 srvlog="$tmp/valgrind.log"
 stop_server
 grep -q "ERROR SUMMARY: 0 errors" "$tmp/valgrind.log" || { cat "$tmp/valgrind.log" >&2; fail "valgrind errors"; }
