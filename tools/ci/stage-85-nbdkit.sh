@@ -165,7 +165,10 @@ touch "$tmp/switching"
 		# One bad version: it must be refused whole and change nothing.
 		if [ "$n" -eq 1 ]; then
 			printf 'policy=cfq\nslice_idle=-1\n' >"$ctl"
-			sleep 0.2
+			for _ in $(seq 1 100); do
+				grep -q "slice_idle=-1: out of range" "$tmp/switch.log" && break
+				sleep 0.1
+			done
 		fi
 	done
 ) &
