@@ -302,8 +302,13 @@ static inline int elv_rq_is_sync(const struct elv_request *rq)
  */
 static inline int elv_rq_mergeable(const struct elv_request *rq)
 {
+#if defined(ELV_NO_MERGE)
+	(void)rq; /* merging compiled out: nothing merges, nothing is hashed */
+	return 0;
+#else
 	return rq->op != ELV_OP_FLUSH &&
 	       !(rq->flags & (ELV_RQ_BARRIER | ELV_RQ_NOMERGE | ELV_RQ_FUA));
+#endif
 }
 
 /** @brief Effective I/O priority: the request's, else its stream's, else BE level 4. */
@@ -436,6 +441,14 @@ static inline struct elv_request *elv_sort_prev(const struct elv_request *rq)
 ELV_API struct elv_request *elv_sort_ceil(const struct elv_rb_root *t, uint64_t sector);
 /** @brief The first request that starts exactly at @p sector, or NULL. */
 ELV_API struct elv_request *elv_sort_find(const struct elv_rb_root *t, uint64_t sector);
+/**
+ * @brief Requests starting at one sector that a front-merge lookup examines at most.
+ *
+ * The lookup skips the requests at that sector that cannot take the merge (another operation
+ * sharing the tree, or one that never merges); past this many it gives up and the merge is
+ * missed, so a pile of requests at one sector cannot make every lookup walk the pile.
+ */
+#define ELV_SAME_SECTOR_SCAN 8u
 /**
  * @brief Check the tree's structure: colours, black height, parent links and the cached first
  * node. Key order is not checked (the tree does not know the keys): callers compare

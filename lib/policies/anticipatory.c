@@ -755,10 +755,11 @@ static struct elv_request *as_find_follower(struct elv_queue *q, const struct el
 	struct as_dir *d = &as_of(q)->dir[elv_rq_dir(next)];
 	struct elv_request *rq;
 	uint64_t sector = elv_rq_end(next);
+	unsigned n = ELV_SAME_SECTOR_SCAN;
 
 	/* Writes, discards and flushes share a tree: skip same-sector requests of another op. */
-	for (rq = elv_sort_find(&d->sort, sector); rq && rq->sector == sector;
-	     rq = elv_sort_next(rq))
+	for (rq = elv_sort_find(&d->sort, sector); rq && rq->sector == sector && n;
+	     rq = elv_sort_next(rq), n--)
 		if (rq->op == next->op)
 			return rq;
 	return NULL;

@@ -1440,9 +1440,10 @@ static struct cfq_queue *cfq_iter_next(const struct cfq_data *cd,
 static struct elv_request *cfq_find_in(const struct cfq_queue *cq, uint64_t sector, uint8_t op)
 {
 	struct elv_request *rq;
+	unsigned n = ELV_SAME_SECTOR_SCAN;
 
-	for (rq = elv_sort_find(&cq->sort_list, sector); rq && rq->sector == sector;
-	     rq = elv_sort_next(rq))
+	for (rq = elv_sort_find(&cq->sort_list, sector); rq && rq->sector == sector && n;
+	     rq = elv_sort_next(rq), n--)
 		if (rq->op == op)
 			return rq;
 	return NULL;

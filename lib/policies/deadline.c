@@ -256,11 +256,12 @@ static struct elv_request *dl_find_next(struct elv_queue *q, const struct elv_re
 	const struct dl_data *d = dl_data(q);
 	uint64_t sector = elv_rq_end(rq);
 	struct elv_request *c;
+	unsigned n;
 
 	if (elv_rq_state(rq) != ELV_RQ_QUEUED && !d->front_merges)
 		return NULL;
 	c = elv_sort_find(&d->dir[dl_index(rq)].sort, sector);
-	for (; c && c->sector == sector; c = elv_sort_next(c))
+	for (n = ELV_SAME_SECTOR_SCAN; c && c->sector == sector && n; c = elv_sort_next(c), n--)
 		if (c->op == rq->op && elv_rq_mergeable(c))
 			return c;
 	return NULL;

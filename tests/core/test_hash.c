@@ -440,6 +440,52 @@ static void deep_front_merge_onto_evicted(void **state)
 	assert_int_equal(tried, 3);
 }
 
+/*
+ * The policies' front-merge lookups skip requests at the same sector that cannot take the
+ * merge, but at most ELV_SAME_SECTOR_SCAN of them: a write behind fewer discards at its sector
+ * takes the front merge, one behind a pile of them is not looked for (the lookup stays short).
+ */
+static void same_sector_pile_is_bounded(void **state)
+{
+	static const char *const tree_policies[] = { "deadline", "anticipatory", "cfq" };
+	static const unsigned piles[] = { ELV_SAME_SECTOR_SCAN - 1, 5000 };
+	const uint64_t at = 1ull << 20;
+	uint64_t now = 1000;
+	unsigned k, p, i, runs = 0;
+
+	(void)state;
+	for (k = 0; k < 3; k++) {
+		for (p = 0; p < 2; p++) {
+			unsigned pile = piles[p];
+			struct elv_request *w, *nw;
+
+			deep_setup(tree_policies[k], pile + 2);
+			for (i = 0; i < pile; i++) {
+				dq.rq[i].sector = at;
+				dq.rq[i].nr_sectors = 8;
+				dq.rq[i].op = ELV_OP_DISCARD;
+				assert_int_equal(elv_add(dq.q, &dq.rq[i], now += 1000), 0);
+			}
+			w = &dq.rq[pile];
+			w->sector = at;
+			w->nr_sectors = 8;
+			w->op = ELV_OP_WRITE;
+			assert_int_equal(elv_add(dq.q, w, now += 1000), 0);
+			nw = &dq.rq[pile + 1];
+			nw->sector = at - 8;
+			nw->nr_sectors = 8;
+			nw->op = ELV_OP_WRITE;
+			assert_int_equal(elv_add(dq.q, nw, now += 1000), pile < ELV_SAME_SECTOR_SCAN);
+			assert_int_equal(dq.merges[ELV_MERGE_FRONT], pile < ELV_SAME_SECTOR_SCAN);
+			assert_int_equal(elv_queue_check(dq.q), 0);
+			deep_drain_all(pile + 2);
+			deep_teardown();
+			runs++;
+		}
+	}
+	assert_int_equal(runs, 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -450,6 +496,7 @@ int main(void)
 		cmocka_unit_test(deep_queue_consistent),
 		cmocka_unit_test(deep_streams_still_merge),
 		cmocka_unit_test(deep_front_merge_onto_evicted),
+		cmocka_unit_test(same_sector_pile_is_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
