@@ -502,13 +502,14 @@ int elvf_conn_open(struct elvf_conn *c)
 static void fold_oldest_closed(void)
 {
 	struct elvf_conn **pp, **oldest = NULL;
+	struct elvf_conn *c;
 
 	for (pp = &elvf.conns; *pp; pp = &(*pp)->next)
 		if (!(*pp)->open)
 			oldest = pp;
 	if (!oldest)
 		return;
-	struct elvf_conn *c = *oldest;
+	c = *oldest;
 	*oldest = c->next;
 	elvf_counts_fold(&elvf.earlier, &c->counts);
 	elvf.nr_earlier++;
