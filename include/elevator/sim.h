@@ -471,7 +471,8 @@ ELV_API int elv_sim_job_load(const char *path, struct elv_sim_job *job, char *er
  *        percentages become sectors of that device; the job's seed replaces @c seed, and its
  *        time limit is used when @c cfg has none.
  * @retval 0 done; ELV_EINVAL NULL argument, empty job or no device capacity; ELV_ERANGE a
- *         stream's place or largest request does not fit the device (@p cfg partly written).
+ *         stream's region runs past the end of the device or is smaller than its largest
+ *         request; @c cfg->nr_streams is then that stream's index (@p cfg partly written).
  */
 ELV_API int elv_sim_job_apply(const struct elv_sim_job *job, struct elv_sim_config *cfg);
 

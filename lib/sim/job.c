@@ -616,12 +616,12 @@ int elv_sim_job_apply(const struct elv_sim_job *job, struct elv_sim_config *cfg)
 		len = job->span_pct[i] >= 0 ?
 		      (uint64_t)floor(job->span_pct[i] / 100.0 * (double)cap) / 8 * 8 :
 		      sp->region_len;
-		if (start >= cap || sp->rq_sectors_max > cap - start)
-			return ELV_ERANGE; /* the stream's place is off this device */
-		if (!len || len > cap - start)
-			len = cap - start;
-		if (len < sp->rq_sectors_max)
+		if (!len && job->span_pct[i] < 0 && start < cap)
+			len = cap - start; /* no span: to the end of the device */
+		if (start >= cap || len > cap - start || len < sp->rq_sectors_max) {
+			cfg->nr_streams = i; /* says which stream does not fit */
 			return ELV_ERANGE;
+		}
 		sp->region_start = start;
 		sp->region_len = len;
 	}

@@ -87,5 +87,13 @@ rc=0; "$elvsim" job "$tmp/bad.job" >"$tmp/bad.out" 2>"$tmp/bad.err" || rc=$?
 [ ! -s "$tmp/bad.out" ] || fail "a malformed job file printed a report"
 ok
 
-[ "$checks" -eq 15 ] || fail "ran $checks checks, expected 15"
+# A region past the end of the chosen device is refused by name.
+printf '[a]\ncount = 3\n[big]\ncount = 1\noffset = 90%%\nspan = 20%%\n' >"$tmp/range.job"
+rc=0; "$elvsim" job "$tmp/range.job" --device ssd >/dev/null 2>"$tmp/range.err" || rc=$?
+[ "$rc" -eq 2 ] || fail "a job that does not fit the device exits $rc, not 2"
+[ "$(cat "$tmp/range.err")" = "elvsim: $tmp/range.job: stream 'big': its offset, span or size does not fit ssd" ] ||
+	fail "job range message: $(cat "$tmp/range.err")"
+ok
+
+[ "$checks" -eq 16 ] || fail "ran $checks checks, expected 16"
 echo "elvsim command line: $checks checks passed"

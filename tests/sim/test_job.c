@@ -156,6 +156,15 @@ static void test_apply_and_run(void **state)
 	assert_int_equal(elv_sim_job_apply(&job, c), ELV_ERANGE);
 	assert_int_equal(parse("[a]\ncount = 1\nsize = 1m\nspan = 512k\n", NULL, 0), 0);
 	assert_int_equal(elv_sim_job_apply(&job, c), ELV_ERANGE);
+	/* A region that runs past the end of the device is refused, not cut down. */
+	assert_int_equal(parse("[a]\ncount = 1\noffset = 50%\nspan = 60%\n", NULL, 0), 0);
+	assert_int_equal(elv_sim_job_apply(&job, c), ELV_ERANGE);
+	assert_int_equal(parse("[a]\ncount = 1\n[b]\ncount = 1\nspan = 1t\n", NULL, 0), 0);
+	assert_int_equal(elv_sim_job_apply(&job, c), ELV_ERANGE);
+	assert_int_equal(c->nr_streams, 1); /* the stream that does not fit */
+	assert_int_equal(parse("[a]\ncount = 1\noffset = 50%\nspan = 50%\n", NULL, 0), 0);
+	assert_int_equal(elv_sim_job_apply(&job, c), 0);
+	assert_int_equal(c->streams[0].region_start + c->streams[0].region_len <= cap, 1);
 	/* The job's seed and time limit. */
 	assert_int_equal(parse("seed = 5\ntime_limit = 2s\n[a]\n", NULL, 0), 0);
 	assert_int_equal(elv_sim_job_apply(&job, c), 0);

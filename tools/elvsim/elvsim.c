@@ -851,8 +851,8 @@ static int cmd_job(int argc, char **argv)
 		memcpy(c->pct, o.pct, sizeof(c->pct));
 		r = elv_sim_job_apply(job, c);
 		if (r == ELV_ERANGE) {
-			fprintf(stderr, "elvsim: %s: a stream's offset or size does not fit %s\n",
-				argv[2], o.dev.name);
+			fprintf(stderr, "elvsim: %s: stream '%s': its offset, span or size does "
+				"not fit %s\n", argv[2], job->streams[c->nr_streams].name, o.dev.name);
 			break;
 		}
 		c->seed = rep.seed;
@@ -878,11 +878,11 @@ static int cmd_job(int argc, char **argv)
 	if (!r)
 		r = finish(&o, &rep);
 	else
-		r = -1;
+		r = r == ELV_ERANGE ? 2 : 1; /* a job that does not fit the device is bad input */
 	elv_sim_report_free(&rep);
 	free(job);
 	free(c);
-	return r < 0 ? 1 : r;
+	return r;
 }
 
 /* For every preset: the recommended policy's rank on every scenario that fits it. */
