@@ -32,7 +32,7 @@ struct jp {
 static int fail(struct jp *p, const char *fmt, ...)
 {
 	va_list ap;
-	int n = 0;
+	int n;
 
 	if (p->err && p->errlen) {
 		n = snprintf(p->err, p->errlen, "%s:%u: ", p->name, p->line);
