@@ -265,6 +265,17 @@ stats_check "$tmp/err.json" "any(c['errors'] > 0 and c['writes'] == 0 for c in d
 	and any(c['writes'] > 0 and c['errors'] == 0 for c in d['connections'])"
 echo "plugin error: ENOSPC reached the reading client only"
 
+# ---- many short connections: the stats keep 256 and sum the older ones -------------------
+start_server many --filter="$filter" memory 1M stats="$tmp/many.json"
+for _ in $(seq 1 150); do
+	timeout 20 nbdinfo "$uri" >/dev/null || fail "nbdinfo"
+done
+stop_server
+# nbdinfo opens two contexts per connection and reads once.
+stats_check "$tmp/many.json" "len(d['connections']) == 256 and d['earlier_connections'] == 44
+	and a['reads'] == 150 and a['latency_us']['count'] == 150"
+echo "stats: 300 contexts, 256 listed, 44 summed, totals intact"
+
 # ---- bad input: nbdkit refuses to start, the message names the parameter -----------------
 printf 'policy=nosuch\n' >"$tmp/bad.control"
 bad_cases=(
