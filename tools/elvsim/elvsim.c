@@ -891,6 +891,7 @@ static int cmd_recommend(int argc, char **argv)
 	struct opts o;
 	FILE *jf = NULL;
 	unsigned d, s, k, worst_fail = 0;
+	int any_cut = 0;
 	struct bar b;
 
 	memset(&o, 0, sizeof(o));
@@ -934,6 +935,8 @@ static int cmd_recommend(int argc, char **argv)
 				elv_sim_report_free(&rep);
 				continue;
 			}
+			if (report_cuts(&rep))
+				any_cut = 1; /* ranked all the same, and the exit status says so */
 			for (k = 0; k < rep.nr; k++) {
 				double v = rep.res[k].primary, bvv = rep.res[best].primary;
 
@@ -976,7 +979,7 @@ static int cmd_recommend(int argc, char **argv)
 	}
 	printf("%u scenario/device pairs where the recommendation is more than 5%% from the "
 	       "best\n", worst_fail);
-	return 0;
+	return any_cut ? EXIT_CUT : 0;
 }
 
 int main(int argc, char **argv)
