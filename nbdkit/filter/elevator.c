@@ -57,8 +57,9 @@ static int elevator_config(nbdkit_next_config *next, nbdkit_backend *nxdata, con
 	return elvf_param_set(&elvf.prm, key, value);
 }
 
-/* The directory of a file we will write or watch must exist now, not at first use. */
-static int check_dir(const char *key, const char *path)
+/* The directory of a file we will write (W_OK) or watch (R_OK) must be usable now, not only
+ * at first use. */
+static int check_dir(const char *key, const char *path, int mode)
 {
 	char *dir = strdup(path), *slash;
 	struct stat st;
@@ -68,9 +69,10 @@ static int check_dir(const char *key, const char *path)
 		return -1;
 	slash = strrchr(dir, '/');
 	*(slash == dir ? slash + 1 : slash) = '\0';
-	ok = stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && access(dir, W_OK | X_OK) == 0;
+	ok = stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && access(dir, mode | X_OK) == 0;
 	if (!ok)
-		nbdkit_error("%s=%s: directory %s is missing or not writable", key, path, dir);
+		nbdkit_error("%s=%s: directory %s is missing or not %s", key, path, dir,
+			     mode == W_OK ? "writable" : "readable");
 	free(dir);
 	return ok ? 0 : -1;
 }
@@ -79,9 +81,9 @@ static int elevator_config_complete(nbdkit_next_config_complete *next, nbdkit_ba
 {
 	if (elvf_params_finish(&elvf.prm) < 0)
 		return -1;
-	if (elvf.prm.stats_path && check_dir("stats", elvf.prm.stats_path) < 0)
+	if (elvf.prm.stats_path && check_dir("stats", elvf.prm.stats_path, W_OK) < 0)
 		return -1;
-	if (elvf.prm.control_path && check_dir("control", elvf.prm.control_path) < 0)
+	if (elvf.prm.control_path && check_dir("control", elvf.prm.control_path, R_OK) < 0)
 		return -1;
 	if (elvf_sched_init() < 0 || elvf_control_load() < 0)
 		return -1;
