@@ -2,7 +2,7 @@
 # Capture a block trace of PostMark on ext4 mounted -o sync, for replay with elvsim:
 #   tools/elvsim/capture-postmark.sh OUT.blkparse [SIZE_MB]
 # A file-backed loop device (SIZE_MB, default 1024: the usb-stick preset's size) gets ext4,
-# is mounted -o sync, and PostMark 1.51 (Debian package postmark) runs on it while the kernel's
+# is mounted -o sync, and PostMark (Debian package postmark, 1.53) runs on it while the kernel's
 # block:block_bio_queue trace event (tracefs) records every bio queued to the loop device.
 # The events are written to OUT as blkparse text (Q lines), which elvsim reads. Needs root.
 # Everything it creates (mount point, loop device, backing file, tracefs mount and trace
@@ -56,7 +56,7 @@ traced=1
 echo >"$tr/trace"
 echo "dev == $dev" >"$tr/events/block/block_bio_queue/filter"
 echo 1 >"$tr/events/block/block_bio_queue/enable"
-# PostMark 1.51 as the postmark-usb scenario runs it: 500 files of 500 B .. 500 KB, 500
+# The postmark-usb scenario's PostMark settings: 500 files of 500 B .. 500 KB, 500
 # transactions, 1000 subdirectories, PostMark's own 512-byte read and write blocks.
 postmark >"$work/postmark.log" <<PM
 set location $work/mnt
