@@ -506,8 +506,16 @@ static void collect(struct eng *e, struct elv_sim_result *res)
 		sr->requests = s->completed;
 		sr->bytes = s->bytes;
 		sr->mbps = t > 0 ? (double)s->bytes / 1e6 / t : 0;
-		elv__lat_summary(s->rlat.v, s->rlat.n, res->pct, res->nr_pct, &sr->read_lat);
-		elv__lat_summary(s->wlat.v, s->wlat.n, res->pct, res->nr_pct, &sr->write_lat);
+		if (e->ns == 1) {
+			/* One stream holds every sample: its summary is the run's. */
+			sr->read_lat = res->read_lat;
+			sr->write_lat = res->write_lat;
+		} else {
+			elv__lat_summary(s->rlat.v, s->rlat.n, res->pct, res->nr_pct,
+					 &sr->read_lat);
+			elv__lat_summary(s->wlat.v, s->wlat.n, res->pct, res->nr_pct,
+					 &sr->write_lat);
+		}
 	}
 }
 
