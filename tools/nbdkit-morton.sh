@@ -10,8 +10,10 @@
 #   tools/nbdkit-morton.sh [BUILD_DIR]      (default: build)
 #
 # Environment: TIMESCALE (elvdisk timescale=, default 1), SMALL_IOS (reads of the small
-# reader, default 100), THINK (its think time between reads, default 2ms), POLICIES
-# (space-separated, default every built-in policy the filter lists). Prints a Markdown table.
+# reader, default 50), THINK (its think time between reads, default 2ms), ROUNDS (default 3:
+# every setup runs once per round, rounds one after the other; the table shows the median and
+# the range), POLICIES (space-separated, default every built-in policy the filter lists).
+# Prints a Markdown table.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -19,7 +21,8 @@ case $build in /*) ;; *) build=$PWD/$build ;; esac
 filter=$build/nbdkit/nbdkit-elevator-filter.so
 plugin=$build/nbdkit/nbdkit-elvdisk-plugin.so
 timescale=${TIMESCALE:-1}
-small_ios=${SMALL_IOS:-100}
+small_ios=${SMALL_IOS:-50}
+rounds=${ROUNDS:-3}
 think=${THINK:-2ms}
 
 for f in "$filter" "$plugin"; do
@@ -84,8 +87,8 @@ randseed=42
 EOF
 
 run() {
-	local name=$1 filter_args=()
-	shift
+	local name=$1 round=$2 filter_args=()
+	shift 2
 	[ $# -gt 0 ] && filter_args=(--filter="$filter")
 	rm -f "$tmp/pid" "$tmp/sock"
 	nbdkit -U "$tmp/sock" -P "$tmp/pid" "${filter_args[@]}" "$plugin" model=ide2003 \
@@ -94,30 +97,49 @@ run() {
 	[ -s "$tmp/pid" ] || { echo "nbdkit did not start" >&2; exit 1; }
 	pid=$(cat "$tmp/pid")
 	URI="nbd+unix:///?socket=$tmp/sock" timeout 300 fio "$tmp/morton.fio" \
-		--output-format=json --output="$tmp/$name.json" >/dev/null
+		--output-format=json --output="$tmp/$name.$round.json" >/dev/null
 	kill "$pid"
 	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	pid=
-	python3 - "$tmp/$name.json" "$name" <<'PY'
-import json, sys
-jobs = {j["jobname"]: j["read"] for j in json.load(open(sys.argv[1]))["jobs"]}
-s, m = jobs["small"], jobs["streamer"]
-p = s["clat_ns"]["percentile"]
-print(f'| {sys.argv[2]} | {s["runtime"] / 1000:.2f} | {s["clat_ns"]["mean"] / 1e6:.1f} | '
-      f'{p["99.000000"] / 1e6:.1f} | {m["bw_bytes"] / 1e6:.1f} | {m["io_bytes"] / 2**20:.0f} |')
+}
+
+# The median of the rounds, and their range.
+table() {
+	python3 - "$tmp" "$rounds" "$@" <<'PY'
+import json, statistics, sys
+tmp, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+def med(v):
+    return statistics.median(v)
+for n in names:
+    small, lat, p99, bw, mib = [], [], [], [], []
+    for r in range(1, rounds + 1):
+        jobs = {j["jobname"]: j["read"]
+                for j in json.load(open(f"{tmp}/{n}.{r}.json"))["jobs"]}
+        s, m = jobs["small"], jobs["streamer"]
+        small.append(s["runtime"] / 1000)
+        lat.append(s["clat_ns"]["mean"] / 1e6)
+        p99.append(s["clat_ns"]["percentile"]["99.000000"] / 1e6)
+        bw.append(m["bw_bytes"] / 1e6)
+        mib.append(m["io_bytes"] / 2**20)
+    print(f"| {n} | {med(small):.2f} ({min(small):.2f}-{max(small):.2f}) | {med(lat):.1f} | "
+          f"{med(p99):.1f} | {med(bw):.1f} ({min(bw):.1f}-{max(bw):.1f}) | {med(mib):.0f} |")
 PY
 }
 
 t0=$SECONDS
+for r in $(seq "$rounds"); do
+	run "no filter" "$r"
+	for p in "${policies[@]}"; do
+		run "$p" "$r" policy="$p" rotational=true
+	done
+done
 echo "elvdisk model=ide2003 timescale=$timescale; small reader: $small_ios dependent 4 KiB" \
-	"reads, think time $think; streamer: 256 KiB sequential reads, 4 in flight"
+	"reads, think time $think; streamer: 256 KiB sequential reads, 4 in flight;" \
+	"median of $rounds rounds (range)"
 echo
 echo "| policy | small reader done (s) | its mean latency (ms) | its p99 (ms) |" \
 	"streamer (MB/s) | streamer read (MiB) |"
 echo "|---|---:|---:|---:|---:|---:|"
-run "no filter"
-for p in "${policies[@]}"; do
-	run "$p" policy="$p" rotational=true
-done
+table "no filter" "${policies[@]}"
 echo
 echo "total $((SECONDS - t0)) s"
