@@ -40,9 +40,17 @@ void elv_trace_emit(struct elv_queue *q, uint8_t type, const struct elv_request 
 #define ELV_TIME_SKEW_MAX_NS (10u * ELV_NSEC_PER_MSEC)
 #endif
 
-/* The host's clock went back to queue time @t (before q->now): see ELV_TIME_SKEW_MAX_NS. */
+/*
+ * Queue time @t is before q->now: the host's clock went back (see ELV_TIME_SKEW_MAX_NS), or
+ * this is the first time the queue sees, which nothing comes before.
+ */
 static ELV_COLD uint64_t elv_clock_back(struct elv_queue *q, uint64_t t)
 {
+	if (!q->clock_set) {
+		q->clock_set = 1;
+		q->now = t;
+		return t;
+	}
 	if (q->now - t > ELV_TIME_SKEW_MAX_NS)
 		q->time_offset += q->now - t;
 	return q->now;
@@ -57,10 +65,10 @@ static inline uint64_t elv_clock(struct elv_queue *q, uint64_t now)
 {
 	uint64_t t = now + q->time_offset;
 
-	if (ELV_LIKELY(q->clock_set) && elv_time_before(t, q->now))
+	if (ELV_UNLIKELY(elv_time_before(t, q->now)))
 		return elv_clock_back(q, t);
-	q->clock_set = 1;
 	q->now = t;
+	q->clock_set = 1; /* a store, cheaper than testing it on every call */
 	return t;
 }
 
