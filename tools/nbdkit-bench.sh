@@ -7,13 +7,15 @@
 #
 #   tools/nbdkit-bench.sh [-r ROUNDS] [-t SECONDS] [-b BUILD_DIR]
 #
-# Setups run in turn within each round (none, noop, deadline, none, ...) so that drift of
-# the machine touches all of them alike; the table shows each setup's median round.
+# Each round runs the three setups back to back, in an order that rotates from round to
+# round, so that a busy spell of the machine falls on all of them alike. The ratio to no
+# filter is taken within each round (the setup against the plugin alone run next to it) and
+# the table shows the median of those ratios, the median IOPS and the median CPU per request.
 # Output: a Markdown table on stdout. Needs nbdkit, nbdkit-plugin-dev and fio.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-rounds=3
-secs=10
+rounds=10
+secs=4
 build="$root/build-nbdkit-bench"
 while getopts "r:t:b:" opt; do
 	case $opt in
@@ -83,7 +85,8 @@ PY
 
 declare -A results
 for r in $(seq 1 "$rounds"); do
-	for s in "${setups[@]}"; do
+	for k in 0 1 2; do
+		s=${setups[$(((r + k) % 3))]}
 		out=$(one_run "$s" "$r")
 		results[$s]+="$out;"
 		echo "round $r $s: IOPS and CPU us per request: $out" >&2
@@ -94,18 +97,16 @@ python3 - "$rounds" "$secs" "${results[none]}" "${results[noop]}" "${results[dea
 import statistics, sys
 rounds, secs = sys.argv[1], sys.argv[2]
 names = ["no filter", "policy=noop", "policy=deadline"]
-rows = []
-for name, raw in zip(names, sys.argv[3:]):
-    runs = [tuple(map(float, x.split())) for x in raw.split(";") if x.strip()]
-    iops = statistics.median(r[0] for r in runs)
-    cpu = statistics.median(r[1] for r in runs)
-    rows.append((name, iops, cpu, [r[0] for r in runs]))
-base = rows[0][1]
-print(f"fio 4 KiB random reads, iodepth 32, memory plugin, {rounds} rounds of {secs} s "
-      "(median round):\n")
-print("| setup | IOPS | ratio to no filter | nbdkit CPU per request (us) | IOPS per round |")
+runs = [[tuple(map(float, x.split())) for x in raw.split(";") if x.strip()]
+        for raw in sys.argv[3:]]
+base = runs[0]
+print(f"fio 4 KiB random reads, iodepth 32, memory plugin, {rounds} rounds of {secs} s; "
+      "medians over the rounds, the ratio taken within each round:\n")
+print("| setup | IOPS | ratio to no filter | nbdkit CPU per request (us) | ratio per round |")
 print("|---|---:|---:|---:|---|")
-for name, iops, cpu, each in rows:
-    print(f"| {name} | {iops:.0f} | {iops / base:.3f} | {cpu:.2f} | "
-          f"{', '.join(f'{x:.0f}' for x in each)} |")
+for name, rs in zip(names, runs):
+    ratios = [a[0] / b[0] for a, b in zip(rs, base)]
+    print(f"| {name} | {statistics.median(r[0] for r in rs):.0f} | "
+          f"{statistics.median(ratios):.3f} | {statistics.median(r[1] for r in rs):.2f} | "
+          f"{' '.join(f'{x:.2f}' for x in ratios)} |")
 PY
