@@ -485,7 +485,7 @@ ELV_API const struct elv_policy *elv_queue_policy(const struct elv_queue *q);
  * @param s stream, zeroed by the host before its first registration (a stream that looks
  *          registered is refused with ELV_EBUSY); its @c ioprio must already be set (0 means
  *          best effort, level 4).
- * @param now host time (ns); an earlier time than the queue has seen counts as that time.
+ * @param now host time (ns); one earlier than the queue has seen is clamped (see "Time").
  * @retval 0 success.
  * @retval ELV_EINVAL NULL argument or invalid priority, or @p q is torn down.
  * @retval ELV_EBUSY @p s is registered already, or called from one of the queue's callbacks.
@@ -495,7 +495,7 @@ ELV_API int elv_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t 
  * @brief Retire a stream. It must hold no queued or in-flight request.
  * @param q queue.
  * @param s stream registered with @p q.
- * @param now host time (ns); an earlier time than the queue has seen counts as that time.
+ * @param now host time (ns); one earlier than the queue has seen is clamped (see "Time").
  * @retval 0 success.
  * @retval ELV_EBUSY requests of this stream are still held by the library, or called from
  *         one of the queue's callbacks.
@@ -513,8 +513,8 @@ ELV_API int elv_stream_set_prio(struct elv_queue *q, struct elv_stream *s, uint8
  * @brief Hand a request to the queue.
  * @param q queue.
  * @param rq request with its public fields set and not held by the library.
- * @param now host time (ns), the request's arrival time; an earlier time than the queue has
- *        seen counts as that time.
+ * @param now host time (ns), the request's arrival time; one earlier than the queue has seen
+ *        is clamped (see "Time").
  * @retval 0 queued.
  * @retval 1 merged into a queued request (the merge callback ran); @p rq is the host's again.
  * @retval ELV_EINVAL NULL, zero length, unknown op or flag, bad priority or stream, or @p q
@@ -527,7 +527,7 @@ ELV_API int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now);
 /**
  * @brief Take the next request for the device.
  * @param q queue.
- * @param now host time (ns); an earlier time than the queue has seen counts as that time.
+ * @param now host time (ns); one earlier than the queue has seen is clamped (see "Time").
  * @param flags enum elv_dispatch_flags.
  * @param[out] out the request, now in flight.
  * @retval 0 a request was returned.
@@ -554,7 +554,7 @@ ELV_API uint64_t elv_next_event(const struct elv_queue *q);
  * @brief Report that the device finished a dispatched request; it is the host's again.
  * @param q queue.
  * @param rq request dispatched by @p q.
- * @param now host time (ns); an earlier time than the queue has seen counts as that time.
+ * @param now host time (ns); one earlier than the queue has seen is clamped (see "Time").
  * @retval 0 success.
  * @retval ELV_EINVAL NULL, the request is not in flight from @p q, or @p q is torn down.
  * @retval ELV_EBUSY called from one of the queue's callbacks.
@@ -564,7 +564,7 @@ ELV_API int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t n
  * @brief Give back a dispatched request the device refused (BUSY); it is dispatched again first.
  * @param q queue.
  * @param rq request dispatched by @p q.
- * @param now host time (ns); an earlier time than the queue has seen counts as that time.
+ * @param now host time (ns); one earlier than the queue has seen is clamped (see "Time").
  * @retval 0 success.
  * @retval ELV_EINVAL NULL, the request is not in flight from @p q, or @p q is torn down.
  * @retval ELV_EBUSY called from one of the queue's callbacks.
@@ -593,10 +593,9 @@ ELV_API int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg);
  *
  * Every queued request moves to the new policy in arrival order, barriers keep their place,
  * requests in flight complete through the new policy, registered streams are carried over.
- * @retval 0 success.
  * @param q queue.
  * @param p policy to run from now on.
- * @param now host time (ns); an earlier time than the queue has seen counts as that time.
+ * @param now host time (ns); one earlier than the queue has seen is clamped (see "Time").
  * @retval 0 success.
  * @retval ELV_EINVAL NULL or malformed policy, or @p q is torn down (it stays torn down).
  * @retval ELV_ENOSPC the queue's memory is too small for @p p (size it with
