@@ -48,6 +48,17 @@ compare() {
 	return "$rc"
 }
 
+# Canary: the tree's ABI with elv_add's symbol taken out must fail as incompatible, or this
+# abidiff compares nothing and every verdict below would be empty.
+grep -v "<elf-symbol name='elv_add' " "$current" >"$ELV_CI_DIR/abi-canary.xml"
+rc=0
+abidiff --no-added-syms "$current" "$ELV_CI_DIR/abi-canary.xml" >/dev/null 2>&1 || rc=$?
+if [ $((rc & 8)) -eq 0 ]; then
+	echo "abi: abidiff did not flag a removed elv_add (status $rc): the check is blind" >&2
+	exit 1
+fi
+echo "abi: canary ok (a removed elv_add is flagged as incompatible, status $rc)"
+
 if [ "$(printf '%s\n%s\n' "$key" "$newest" | sort -V | tail -n1)" != "$key" ]; then
 	echo "abi: the tree claims ABI $key, older than the newest baseline $newest" >&2
 	exit 1
