@@ -55,3 +55,9 @@ version=$("$bench" --version)
 want="elvbench (libelevator) $(sed -n 's/^project(libelevator VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)"
 [ "$version" = "$want" ] || { echo "elvbench --version: '$version', expected '$want'" >&2; exit 1; }
 echo "elvbench --count, --help, --version: ok"
+
+# Cost per request of queues far past nr_requests (1,000 to 400,000 queued, nr_requests at its
+# default): instruction counts are deterministic, so this one is judged (overshoot.sh fails
+# when the deepest queue costs more than log2(400000) / log2(1000) times the shallowest).
+command -v valgrind >/dev/null || { echo "bench: valgrind is not installed" >&2; exit 1; }
+tools/elvbench/overshoot.sh "$bench"
