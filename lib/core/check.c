@@ -44,7 +44,12 @@ static int elv_check_held(const struct elv_queue *q)
 
 static int elv_check_hash(const struct elv_queue *q)
 {
+#if defined(ELV_NO_MERGE)
+	(void)q; /* no hash: nothing is mergeable */
+	return 0;
+#else
 	return elv_hash_check(&q->hash, q->nr_queued);
+#endif
 }
 
 static int elv_check_streams(const struct elv_queue *q)
@@ -76,10 +81,12 @@ int elv_queue_check(const struct elv_queue *q)
 		return ELV_EINVAL;
 	if (elv_check_held(q) || elv_check_hash(q) || elv_check_streams(q))
 		return ELV_EINVAL;
+#if !defined(ELV_NO_STATS)
 	if (q->stats.completed + q->nr_in_flight != q->stats.dispatched[0] +
 							 q->stats.dispatched[1] -
 							 q->stats.requeued)
 		return ELV_EINVAL;
+#endif
 	return q->policy->check ? q->policy->check(q) : 0;
 }
 #endif /* ELV_NO_CHECK */

@@ -185,11 +185,29 @@ static inline struct elv_request *elv_policy_find_next(struct elv_queue *q,
 #endif
 
 /* Emit a trace event if the host asked for them; the test stays inline, the work does not. */
+#if defined(ELV_NO_TRACE)
+#define elv_trace(q, type, rq, other, arg, now)                                              \
+	do {                                                                                   \
+		(void)(q);                                                                     \
+		(void)(rq);                                                                    \
+		(void)(other);                                                                 \
+		(void)(arg);                                                                   \
+		(void)(now);                                                                   \
+	} while (0)
+#else
 #define elv_trace(q, type, rq, other, arg, now)                                              \
 	do {                                                                                   \
 		if (ELV_UNLIKELY((q)->cfg.trace != NULL))                                      \
 			elv_trace_emit(q, type, rq, other, arg, now);                          \
 	} while (0)
+#endif
+
+/* Add @n to the queue's counter @field (nothing with ELV_NO_STATS). */
+#if defined(ELV_NO_STATS)
+#define ELV_STAT_ADD(q, field, n) ((void)(n))
+#else
+#define ELV_STAT_ADD(q, field, n) ((void)((q)->stats.field += (n)))
+#endif
 
 /*
  * The error for a call that would change @q, or 0 when it may go ahead: ELV_EINVAL for NULL or

@@ -65,6 +65,7 @@ static ELV_SPEED_INLINE void elv_join(struct elv_queue *q, struct elv_request *k
 	uint64_t sector = gone->sector;
 	uint32_t n = gone->nr_sectors;
 
+#if !defined(ELV_NO_REQ_MERGE)
 	if (kind == ELV_MERGE_REQ) {
 		/* The policy inherits @gone's place in time while it is still queued. */
 		if (p->merged)
@@ -73,12 +74,13 @@ static ELV_SPEED_INLINE void elv_join(struct elv_queue *q, struct elv_request *k
 		p->remove(q, gone);
 		q->nr_queued--;
 	}
+#endif
 	if (kind == ELV_MERGE_BACK)
-		q->stats.merged_back++;
+		ELV_STAT_ADD(q, merged_back, 1);
 	else if (kind == ELV_MERGE_FRONT)
-		q->stats.merged_front++;
+		ELV_STAT_ADD(q, merged_front, 1);
 	else
-		q->stats.merged_req++;
+		ELV_STAT_ADD(q, merged_req, 1);
 	elv_trace(q, ELV_TRACE_MERGE, keep, gone, (uint64_t)kind, q->now);
 	elv_rq_release(q, gone);
 	if (q->cfg.merge)
@@ -105,6 +107,11 @@ static ELV_SPEED_INLINE void elv_join(struct elv_queue *q, struct elv_request *k
 static void elv_merge_neighbour(struct elv_queue *q, struct elv_request *rq,
 				enum elv_merge_kind grew)
 {
+#if defined(ELV_NO_REQ_MERGE)
+	(void)q;
+	(void)rq;
+	(void)grew;
+#else
 	struct elv_request *c;
 
 	if (grew == ELV_MERGE_BACK) {
@@ -116,6 +123,7 @@ static void elv_merge_neighbour(struct elv_queue *q, struct elv_request *rq,
 		if (c)
 			elv_join(q, c, rq, ELV_MERGE_REQ);
 	}
+#endif
 }
 
 /* The back-merge candidate chain starting at @c (from the hash): merge @rq if any allows. */

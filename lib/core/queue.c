@@ -15,6 +15,7 @@
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
+#if !defined(ELV_NO_TRACE)
 void elv_trace_emit(struct elv_queue *q, uint8_t type, const struct elv_request *rq,
 		    const struct elv_request *other, uint64_t arg, uint64_t now)
 {
@@ -29,6 +30,7 @@ void elv_trace_emit(struct elv_queue *q, uint8_t type, const struct elv_request 
 	ev.size = (uint32_t)sizeof(ev);
 	ELV_CALLBACK(q, q->cfg.trace(q->cfg.ctx, &ev));
 }
+#endif
 
 /*
  * Steps back of the host's clock up to this many ns are taken as skew between unsynchronised
@@ -91,9 +93,14 @@ static uint32_t elv_cfg_buckets(const struct elv_config *cfg)
 /* Bytes before the policy state: the queue, its hash buckets and the start filter. */
 static size_t elv_header_size(uint32_t nr_buckets)
 {
+#if defined(ELV_NO_MERGE)
+	(void)nr_buckets; /* no merges: no hash */
+	return ELV_ALIGN8(sizeof(struct elv_queue));
+#else
 	return ELV_ALIGN8(sizeof(struct elv_queue)) +
 	       ELV_ALIGN8((size_t)nr_buckets * sizeof(struct elv_request *)) +
 	       ELV_ALIGN8((size_t)nr_buckets * ELV_HASH_STARTS);
+#endif
 }
 
 /* 1 when @mag * @scale does not fit an int64 (without a 64-bit division where possible). */
@@ -178,7 +185,9 @@ static void elv_policy_start(struct elv_queue *q, const struct elv_policy *p)
 	 * The start filter pays off for tree searches (find_next); a find_start such as noop's
 	 * looks at one request, which costs less than keeping the filter.
 	 */
+#if !defined(ELV_NO_FRONT_MERGE)
 	elv_hash_use_starts(&q->hash, p->find_next != NULL);
+#endif
 	memset(q->data, 0, p->data_size);
 	elv_tunables_reset(q->data, p->tunables, p->nr_tunables);
 	if (p->init)
@@ -198,15 +207,23 @@ int elv_queue_init(struct elv_queue **out, void *mem, size_t len, const struct e
 		return ELV_EINVAL;
 	if (len < need)
 		return ELV_ENOSPC;
+#if defined(ELV_NO_TRACE)
+	if (cfg && cfg->trace)
+		return ELV_ENOSYS;
+#endif
 	buckets = (char *)mem + ELV_ALIGN8(sizeof(struct elv_queue));
 	memset(q, 0, sizeof(*q));
 	if (cfg)
 		q->cfg = *cfg;
 	if (!q->cfg.nr_requests)
 		q->cfg.nr_requests = ELV_DEFAULT_NR_REQUESTS;
+#if defined(ELV_NO_MERGE)
+	(void)buckets;
+#else
 	elv_hash_init(&q->hash, (struct elv_request **)(void *)buckets,
 		      (uint8_t *)buckets + ELV_ALIGN8((size_t)nr * sizeof(struct elv_request *)),
 		      nr);
+#endif
 	q->mem_len = len;
 	q->data = (char *)mem + hdr;
 	q->data_room = len - hdr;
@@ -273,6 +290,12 @@ static int elv_prio_ok(uint8_t p)
 
 int elv_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 {
+#if defined(ELV_NO_STREAMS)
+	(void)q;
+	(void)s;
+	(void)now;
+	return ELV_ENOSYS;
+#else
 	int err = elv_gate_err(q);
 
 	if (err)
@@ -291,10 +314,17 @@ int elv_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 	if (q->policy->stream_init)
 		q->policy->stream_init(q, s, now);
 	return 0;
+#endif
 }
 
 int elv_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 {
+#if defined(ELV_NO_STREAMS)
+	(void)q;
+	(void)s;
+	(void)now;
+	return ELV_ENOSYS;
+#else
 	int err = elv_gate_err(q);
 
 	if (err)
@@ -310,10 +340,17 @@ int elv_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 	s->flags = 0;
 	s->q = NULL;
 	return 0;
+#endif
 }
 
 int elv_stream_set_prio(struct elv_queue *q, struct elv_stream *s, uint8_t ioprio)
 {
+#if defined(ELV_NO_STREAMS)
+	(void)q;
+	(void)s;
+	(void)ioprio;
+	return ELV_ENOSYS;
+#else
 	int err = elv_gate_err(q);
 
 	if (err)
@@ -322,6 +359,7 @@ int elv_stream_set_prio(struct elv_queue *q, struct elv_stream *s, uint8_t iopri
 		return ELV_EINVAL;
 	s->ioprio = ioprio;
 	return 0;
+#endif
 }
 
 /* ---- adding -------------------------------------------------------------------------- */
@@ -380,6 +418,7 @@ static inline void elv_policy_add(struct elv_queue *q, struct elv_request *rq, u
 	q->add(q, rq, now);
 }
 
+#if !defined(ELV_NO_CANCEL) || !defined(ELV_NO_SWITCH)
 static void elv_policy_remove(struct elv_queue *q, struct elv_request *rq)
 {
 	q->policy->remove(q, rq);
@@ -387,6 +426,7 @@ static void elv_policy_remove(struct elv_queue *q, struct elv_request *rq)
 		elv_hash_del(&q->hash, rq);
 	q->nr_queued--;
 }
+#endif
 
 /*
  * A mergeable request meets the queued ones: back merge through the hash (key @ks of its start
@@ -401,6 +441,9 @@ static ELV_SPEED_INLINE int elv_merge_on_add(struct elv_queue *q, struct elv_req
 	if (c && elv_merge_back_from(q, c, rq))
 		return 1;
 	*ke = elv_hash_key(elv_rq_end(rq));
+#if defined(ELV_NO_FRONT_MERGE)
+	return 0;
+#else
 	if (q->hash.starts && *elv_hash_start_k(&q->hash, *ke) == 0)
 		return 0;
 	if (q->find_next)
@@ -408,6 +451,7 @@ static ELV_SPEED_INLINE int elv_merge_on_add(struct elv_queue *q, struct elv_req
 	else
 		c = q->find_start ? q->find_start(q, elv_rq_end(rq), rq->op) : NULL;
 	return c && elv_merge_front_into(q, c, rq);
+#endif
 }
 
 /*
@@ -438,6 +482,7 @@ static ELV_SPEED_INLINE int elv_enqueue(struct elv_queue *q, struct elv_request 
 	return 0;
 }
 
+#if !defined(ELV_NO_BARRIER)
 /* Ordered: wait on the held list until everything added before it has gone. */
 static ELV_COLD int elv_add_held(struct elv_queue *q, struct elv_request *rq)
 {
@@ -448,6 +493,7 @@ static ELV_COLD int elv_add_held(struct elv_queue *q, struct elv_request *rq)
 	q->nr_barriers += (rq->flags & ELV_RQ_BARRIER) ? 1u : 0u;
 	return 0;
 }
+#endif
 
 int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
@@ -460,18 +506,25 @@ int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 		if (err)
 			return err;
 	}
+#if defined(ELV_NO_BARRIER)
+	if (rq->flags & ELV_RQ_BARRIER)
+		return ELV_ENOSYS;
+#endif
 	now = elv_clock(q, now);
 	rq->time = now;
 	rq->seq = q->seq++;
-	q->stats.added++;
+	ELV_STAT_ADD(q, added, 1);
 	if (rq->stream)
 		rq->stream->nr_rq++;
 	elv_trace(q, ELV_TRACE_INSERT, rq, NULL, 0, now);
+#if !defined(ELV_NO_BARRIER)
 	if (ELV_UNLIKELY((rq->flags & ELV_RQ_BARRIER) || q->nr_held))
 		return elv_add_held(q, rq);
+#endif
 	return elv_enqueue(q, rq, now);
 }
 
+#if !defined(ELV_NO_BARRIER)
 /* The head barrier left: let the requests behind it, up to the next barrier, reach the policy. */
 static void elv_release_held(struct elv_queue *q)
 {
@@ -483,6 +536,7 @@ static void elv_release_held(struct elv_queue *q)
 		elv_enqueue(q, rq, q->now);
 	}
 }
+#endif
 
 /* ---- dispatch and completion --------------------------------------------------------- */
 
@@ -503,16 +557,23 @@ static inline struct elv_request *elv_pick_policy(struct elv_queue *q, uint64_t 
 /* The uncommon sources: a requeued request first, else a barrier once the policy is empty. */
 static ELV_COLD struct elv_request *elv_pick_slow(struct elv_queue *q, uint64_t now, int force)
 {
+#if !defined(ELV_NO_REQUEUE) || !defined(ELV_NO_BARRIER)
 	struct elv_request *rq;
+#endif
 
+#if !defined(ELV_NO_REQUEUE)
 	rq = elv_list_first_rq(&q->requeue);
 	if (rq) {
 		elv_list_del(&rq->fifo);
 		q->nr_requeued--;
 		return rq;
 	}
+#endif
 	if (q->nr_queued)
 		return elv_pick_policy(q, now, force);
+#if defined(ELV_NO_BARRIER)
+	return NULL;
+#else
 	rq = elv_list_first_rq(&q->held);
 	if (rq) {
 		/* The policy is empty: the barrier at the head may go, then what follows it. */
@@ -522,6 +583,7 @@ static ELV_COLD struct elv_request *elv_pick_slow(struct elv_queue *q, uint64_t 
 		elv_release_held(q);
 	}
 	return rq;
+#endif
 }
 
 int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out)
@@ -540,7 +602,7 @@ int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_r
 		return ELV_EAGAIN;
 	rq->state = ELV_RQ_DISPATCHED;
 	q->nr_in_flight++;
-	q->stats.dispatched[elv_rq_dir(rq)]++;
+	ELV_STAT_ADD(q, dispatched[elv_rq_dir(rq)], 1);
 	elv_trace(q, ELV_TRACE_DISPATCH, rq, NULL, 0, now);
 	*out = rq;
 	return 0;
@@ -579,7 +641,7 @@ int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 
 	if (err)
 		return err;
-	q->stats.completed++;
+	ELV_STAT_ADD(q, completed, 1);
 	if (q->complete)
 		q->complete(q, rq, now);
 	elv_trace(q, ELV_TRACE_COMPLETE, rq, NULL, 0, now);
@@ -589,11 +651,17 @@ int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 
 int elv_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
+#if defined(ELV_NO_REQUEUE)
+	(void)q;
+	(void)rq;
+	(void)now;
+	return ELV_ENOSYS;
+#else
 	int err = elv_back_from_device(q, rq, &now);
 
 	if (err)
 		return err;
-	q->stats.requeued++;
+	ELV_STAT_ADD(q, requeued, 1);
 	if (q->policy->requeue)
 		q->policy->requeue(q, rq, now);
 	rq->state = ELV_RQ_REQUEUED;
@@ -601,10 +669,12 @@ int elv_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	q->nr_requeued++;
 	elv_trace(q, ELV_TRACE_REQUEUE, rq, NULL, 0, now);
 	return 0;
+#endif
 }
 
 /* ---- cancel, drain, switch ----------------------------------------------------------- */
 
+#if !defined(ELV_NO_CANCEL)
 /* Is @rq queued, held or requeued in @q (not in flight, not another queue's)? */
 static int elv_owns_pending(const struct elv_queue *q, const struct elv_request *rq)
 {
@@ -633,6 +703,9 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 		q->nr_requeued--;
 		break;
 	default: /* ELV_RQ_HELD */
+#if defined(ELV_NO_BARRIER)
+		(void)head_barrier; /* nothing is ever held */
+#else
 		head_barrier = elv_list_first_rq(&q->held) == rq;
 		elv_list_del(&rq->fifo);
 		q->nr_held--;
@@ -642,6 +715,7 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 			if (head_barrier)
 				elv_release_held(q);
 		}
+#endif
 		break;
 	}
 }
@@ -649,13 +723,19 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 /* An unlinked pending request goes back to the host unserved. */
 static void elv_cancelled(struct elv_queue *q, struct elv_request *rq)
 {
-	q->stats.cancelled++;
+	ELV_STAT_ADD(q, cancelled, 1);
 	elv_trace(q, ELV_TRACE_CANCEL, rq, NULL, 0, q->now);
 	elv_rq_release(q, rq);
 }
+#endif
 
 int elv_cancel(struct elv_queue *q, struct elv_request *rq)
 {
+#if defined(ELV_NO_CANCEL)
+	(void)q;
+	(void)rq;
+	return ELV_ENOSYS;
+#else
 	int err = elv_gate_err(q);
 
 	if (err)
@@ -665,8 +745,10 @@ int elv_cancel(struct elv_queue *q, struct elv_request *rq)
 	elv_unlink_pending(q, rq);
 	elv_cancelled(q, rq);
 	return 0;
+#endif
 }
 
+#if !defined(ELV_NO_CANCEL) || !defined(ELV_NO_SWITCH)
 /* Take every request from the policy, oldest first, onto @list (through the FIFO link). */
 static void elv_policy_take_all(struct elv_queue *q, struct elv_list *list)
 {
@@ -677,7 +759,9 @@ static void elv_policy_take_all(struct elv_queue *q, struct elv_list *list)
 		elv_list_add_tail(list, &rq->fifo);
 	}
 }
+#endif
 
+#if !defined(ELV_NO_CANCEL)
 /* Cancel every request on @list, in order, handing each to @fn; returns how many. */
 static int elv_drain_list(struct elv_queue *q, struct elv_list *list, elv_drain_fn fn, void *arg)
 {
@@ -692,9 +776,16 @@ static int elv_drain_list(struct elv_queue *q, struct elv_list *list, elv_drain_
 	}
 	return n;
 }
+#endif
 
 int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg)
 {
+#if defined(ELV_NO_CANCEL)
+	(void)q;
+	(void)fn;
+	(void)arg;
+	return ELV_ENOSYS;
+#else
 	int n = elv_gate_err(q);
 
 	if (n)
@@ -711,10 +802,17 @@ int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg)
 	if (q->idling)
 		elv_idle_stop(q, q->now);
 	return n;
+#endif
 }
 
 int elv_switch(struct elv_queue *q, const struct elv_policy *p, uint64_t now)
 {
+#if defined(ELV_NO_SWITCH)
+	(void)q;
+	(void)p;
+	(void)now;
+	return ELV_ENOSYS;
+#else
 	struct elv_list tmp;
 	struct elv_list *l;
 	struct elv_request *rq;
@@ -748,22 +846,36 @@ int elv_switch(struct elv_queue *q, const struct elv_policy *p, uint64_t now)
 		elv_policy_add(q, rq, now);
 	}
 	return 0;
+#endif
 }
 
 /* ---- stats and idling ---------------------------------------------------------------- */
 
 int elv_stats(const struct elv_queue *q, struct elv_stats *st)
 {
+#if defined(ELV_NO_STATS)
+	(void)q;
+	(void)st;
+	return ELV_ENOSYS;
+#else
 	if (!q || !st || q->gate == ELV_GATE_EXITED)
 		return ELV_EINVAL;
 	*st = q->stats;
 	st->queued = q->nr_queued + q->nr_held + q->nr_requeued;
 	st->in_flight = q->nr_in_flight;
 	return 0;
+#endif
 }
 
 int elv_policy_stat(const struct elv_queue *q, unsigned i, const char **name, uint64_t *value)
 {
+#if defined(ELV_NO_STATS)
+	(void)q;
+	(void)i;
+	(void)name;
+	(void)value;
+	return ELV_ENOSYS;
+#else
 	uint64_t vals[32];
 
 	if (!q || !name || !value || q->gate == ELV_GATE_EXITED)
@@ -774,11 +886,12 @@ int elv_policy_stat(const struct elv_queue *q, unsigned i, const char **name, ui
 	*name = q->policy->stat_names[i];
 	*value = vals[i];
 	return 0;
+#endif
 }
 
 void elv_note_expired(struct elv_queue *q, const struct elv_request *rq, uint64_t now)
 {
-	q->stats.expired++;
+	ELV_STAT_ADD(q, expired, 1);
 	elv_trace(q, ELV_TRACE_EXPIRE, rq, NULL, 0, now);
 }
 
@@ -788,7 +901,7 @@ void elv_idle_start(struct elv_queue *q, uint64_t now)
 		return;
 	q->idling = 1;
 	q->idle_since = now;
-	q->stats.idle_count++;
+	ELV_STAT_ADD(q, idle_count, 1);
 	elv_trace(q, ELV_TRACE_IDLE_START, NULL, NULL, 0, now);
 }
 
@@ -800,7 +913,7 @@ void elv_idle_stop(struct elv_queue *q, uint64_t now)
 		return;
 	q->idling = 0;
 	d = elv_time_after(now, q->idle_since) ? now - q->idle_since : 0;
-	q->stats.idle_ns += d;
+	ELV_STAT_ADD(q, idle_ns, d);
 	elv_trace(q, ELV_TRACE_IDLE_STOP, NULL, NULL, d, now);
 }
 

@@ -27,6 +27,12 @@
 
 #include "elevator/policy.h"
 
+/* The epoch that tells an earlier instance's in-flight requests (after elv_switch()) from
+ * this one's comes from the core's counters. */
+#if defined(ELV_NO_STATS) && !defined(ELV_NO_SWITCH)
+#error "cfq needs the core's counters to survive elv_switch(): define ELV_NO_SWITCH with ELV_NO_STATS"
+#endif
+
 #define CFQ_MS 1000000LL
 #define CFQ_IDLE_DELAY (200 * CFQ_MS) /* IDLE-class queues queue up this far behind */
 #define CFQ_IDLE_GRACE (100 * CFQ_MS) /* IDLE class waits this long after RT/BE work */
@@ -1355,6 +1361,8 @@ static void cfq_init(struct elv_queue *q)
 	/* grows with every add and dispatch, so an earlier instance's stamps never match */
 	if (elv_stats(q, &st) == 0)
 		cd->epoch = st.added + st.dispatched[0] + st.dispatched[1] + st.requeued + 1;
+	else
+		cd->epoch = 1; /* ELV_NO_STATS, hence no elv_switch(): the only instance */
 	cd->serving_type = CFQ_SYNC_NOIDLE;
 	cfq_tunable_changed(q, NULL);
 }
@@ -1791,10 +1799,10 @@ const struct elv_policy elv_policy_cfq = {
 	.stat_names = cfq_stat_names,
 	.nr_stats = CFQ_NR_STATS,
 	.init = cfq_init,
-	.tunable_changed = cfq_tunable_changed,
+	.tunable_changed = ELV_POLICY_TUNED(cfq_tunable_changed),
 	.add = cfq_add,
 	.remove = cfq_remove,
-	.merged = cfq_merged,
+	.merged = ELV_POLICY_MERGE(cfq_merged),
 	.dispatch = cfq_dispatch,
 	.oldest = cfq_oldest,
 	.requeue = cfq_requeue,
@@ -1802,8 +1810,8 @@ const struct elv_policy elv_policy_cfq = {
 	.next_event = cfq_next_event,
 	.stream_init = cfq_stream_init,
 	.stream_exit = cfq_stream_exit,
-	.stats = cfq_stats,
+	.stats = ELV_POLICY_STATS(cfq_stats),
 	.check = ELV_POLICY_CHECK(cfq_check),
-	.allow_merge = cfq_allow_merge,
-	.find_next = cfq_find_next,
+	.allow_merge = ELV_POLICY_MERGE(cfq_allow_merge),
+	.find_next = ELV_POLICY_FRONT(cfq_find_next),
 };

@@ -482,10 +482,10 @@ const struct elv_policy elv_policy_deadline = {
 	.init = dl_init,
 	.add = dl_add,
 	.remove = dl_remove,
-	.merged = dl_merged,
-	.find_next = dl_find_next,
+	.merged = ELV_POLICY_MERGE(dl_merged),
+	.find_next = ELV_POLICY_FRONT(dl_find_next),
 	.dispatch = dl_dispatch,
 	.oldest = dl_oldest,
-	.stats = dl_stats,
+	.stats = ELV_POLICY_STATS(dl_stats),
 	.check = ELV_POLICY_CHECK(dl_check),
 };
