@@ -82,7 +82,6 @@ struct driver {
 	unsigned depth, in_flight;
 	int use_uring, stop;
 	struct io_uring ring;
-	unsigned sq_pending;
 	struct io *work_head, **work_tail; /* thread pool: commands not yet taken */
 	int fd;
 	uint64_t timer_at;
@@ -258,6 +257,7 @@ static void finish_cmd(struct driver *d, struct io *head, int res)
 static int start_cmd(struct driver *d, struct io *head)
 {
 	struct iovec iov[MAX_SEGS];
+	int r;
 
 	if (d->use_uring) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
@@ -276,10 +276,12 @@ static int start_cmd(struct driver *d, struct io *head)
 		else
 			io_uring_prep_writev(sqe, d->fd, iov, n, head->rq.sector * SECTOR);
 		io_uring_sqe_set_data(sqe, head);
-		d->sq_pending++;
-		if (io_uring_submit(&d->ring) < 0)
-			return -EIO;
-		d->sq_pending = 0;
+		r = io_uring_submit(&d->ring);
+		if (r < 0) {
+			/* The entry points at this frame's iovecs: it must not wait in the ring. */
+			fprintf(stderr, "io_uring_submit: %s\n", strerror(-r));
+			exit(1);
+		}
 	} else {
 		head->done_next = NULL;
 		*d->work_tail = head;
