@@ -38,10 +38,18 @@ if [ -n "$stale" ]; then
 fi
 
 echo "+ installed programs"
-"$prefix/bin/elvbench" --version
-"$prefix/bin/elvsim" --help >/dev/null
+version=$(sed -n 's/^project(libelevator VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+for tool in elvbench elvsim; do
+	out=$("$prefix/bin/$tool" --version)
+	echo "  bin/$tool --version: $out"
+	case "$out" in
+	*" $version") ;;
+	*) echo "bin/$tool --version does not end with the version $version" >&2; exit 1 ;;
+	esac
+	"$prefix/bin/$tool" --help >/dev/null
+done
 "$prefix/bin/elvsim" list >/dev/null
-echo "  bin/elvbench --version, bin/elvsim --help and list: ok"
+echo "  bin/elvbench and bin/elvsim: --version, --help and elvsim list: ok"
 
 # consumers <prefix> <tag>: build and run every consumer against the install at <prefix>.
 consumers() {
