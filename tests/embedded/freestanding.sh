@@ -4,13 +4,14 @@
 # writable data (.data, .bss, thread-locals).
 #
 #   tests/embedded/freestanding.sh [--cc arm|host] [--opt -Os] [--no-assert] [--out DIR]
-#                                  [-DOPTION...]
+#                                  [--config HEADER] [-DOPTION...]
 #
 # --cc arm (default): arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb; --cc host: the host's cc.
 # Sources are compiled -ffreestanding -nostdinc against the compiler's own headers plus a
 # string.h that declares only memset and memcpy (tests/embedded/freestanding/), with the
 # user configuration tests/embedded/freestanding/elv_fw_config.h (ELV_NO_MALLOC, trapping
-# ELV_ASSERT; --no-assert drops assertions). Objects and libelevator.a are left in DIR
+# ELV_ASSERT; --no-assert drops assertions; --config names another header of that directory,
+# such as elv_min_config.h, every optional feature left out). Objects and libelevator.a are left in DIR
 # (default build-embedded/freestanding-<cc>). Exits non-zero on a compile error, a symbol
 # outside the allowed list, or writable data; prints which function references what.
 set -eu
@@ -20,14 +21,16 @@ cc_kind=arm
 opt=-Os
 out=""
 cfg_defs=""
+config=elv_fw_config.h
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cc) cc_kind=$2; shift 2 ;;
 	--opt) opt=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
+	--config) config=$2; shift 2 ;;
 	--no-assert) cfg_defs="$cfg_defs -DELV_FW_NO_ASSERT"; shift ;;
 	-D*) cfg_defs="$cfg_defs $1"; shift ;;
-	*) echo "usage: $0 [--cc arm|host] [--opt -Os] [--no-assert] [--out DIR] [-DOPTION...]" >&2
+	*) echo "usage: $0 [--cc arm|host] [--opt -Os] [--no-assert] [--out DIR] [--config HEADER] [-DOPTION...]" >&2
 		exit 2 ;;
 	esac
 done
@@ -66,7 +69,7 @@ for src in $sources; do
 	obj=$out/$(basename "$src" .c).o
 	$cc $arch $opt -std=c11 -ffreestanding -nostdinc -isystem "$gcc_inc" \
 		-isystem "$gcc_inc_fixed" -isystem "$fs" -I"$root/include" -I"$root/lib/core" \
-		-DELV_CONFIG_FILE='"elv_fw_config.h"' $cfg_defs \
+		-DELV_CONFIG_FILE="\"$config\"" $cfg_defs \
 		-ffunction-sections -fdata-sections -fno-common \
 		-Wall -Wextra -Wpedantic -Wshadow -Wconversion \
 		-Werror=implicit-function-declaration -c "$root/$src" -o "$obj"

@@ -11,7 +11,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 work=${ELV_EMBEDDED_BUILD:-$root/build-embedded}/layout
 mkdir -p "$work"
 src=$root/tests/embedded/layout/layout.c
-options="-DELV_NO_MALLOC -DELV_NO_STRERROR -DELV_NO_CHECK -DELV_NO_ASSERT -DNDEBUG -DELV_ASSERT(x)=((void)(x))"
+options="-DELV_NO_MALLOC -DELV_NO_STRERROR -DELV_NO_CHECK -DELV_NO_ASSERT -DNDEBUG -DELV_ASSERT(x)=((void)(x))
+	-DELV_NO_MERGE -DELV_NO_FRONT_MERGE -DELV_NO_REQ_MERGE -DELV_NO_CANCEL -DELV_NO_REQUEUE
+	-DELV_NO_BARRIER -DELV_NO_SWITCH -DELV_NO_STREAMS -DELV_NO_STATS -DELV_NO_TRACE -DELV_NO_TUNABLES"
 status=0
 
 check() { # check NAME CC [FLAGS...]
@@ -32,13 +34,15 @@ check() { # check NAME CC [FLAGS...]
 			status=1
 		fi
 	done
-	# A user configuration file (the firmware one used by freestanding.sh).
-	"$@" -std=c11 -I"$root/include" -I"$root/tests/embedded/freestanding" \
-		'-DELV_CONFIG_FILE="elv_fw_config.h"' -S -o "$work/$name.opt.s" "$src"
-	if ! cmp -s "$work/$name.ref.s" "$work/$name.opt.s"; then
-		echo "layout: $name: ELV_CONFIG_FILE elv_fw_config.h changes a public struct"
-		status=1
-	fi
+	# User configuration files: the firmware one used by freestanding.sh, the minimal one.
+	for cfgh in elv_fw_config.h elv_min_config.h; do
+		"$@" -std=c11 -I"$root/include" -I"$root/tests/embedded/freestanding" \
+			"-DELV_CONFIG_FILE=\"$cfgh\"" -S -o "$work/$name.opt.s" "$src"
+		if ! cmp -s "$work/$name.ref.s" "$work/$name.opt.s"; then
+			echo "layout: $name: ELV_CONFIG_FILE $cfgh changes a public struct"
+			status=1
+		fi
+	done
 	n=$(grep -c '\.\(word\|long\|quad\|4byte\|8byte\)' "$work/$name.ref.s" || true)
 	# An empty reference would compare equal to every option: it must hold the constants.
 	if [ "$n" -lt 10 ]; then

@@ -1,0 +1,126 @@
+#!/bin/sh
+# Every compile-time option, on the host and on a Cortex-M3 under QEMU: the library and
+# tests/embedded/options.c are built with no option, with each option alone, with back merges
+# only and with the minimal configuration (tests/embedded/freestanding/elv_min_config.h), and
+# each build must run every check for the four built-in policies. A build that must not
+# compile (ELV_NO_STATS without ELV_NO_SWITCH: CFQ's #error) is checked to fail with its message.
+#
+#   tests/embedded/options.sh [host|cortex-m3|all]     (default all)
+#
+# Host builds use -Wall -Wextra -Werror. Exits non-zero when a build or a run fails, or when a
+# run does not report its checks.
+set -eu
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+which=${1:-all}
+out=${ELV_EMBEDDED_BUILD:-$root/build-embedded}/options
+mkdir -p "$out"
+srcs=$(sed -n '/^set(ELV_\(CORE\|POLICY\)_SOURCES/,/^)/p' "$root/cmake/elv_sources.cmake" |
+	grep -o 'lib/[^ )]*\.c' | sed "s|^|$root/|")
+fs=$root/tests/embedded/freestanding
+
+# name:definitions (space-separated, without -D); "min" is the minimal configuration file.
+configs="none:
+merge:ELV_NO_MERGE
+front:ELV_NO_FRONT_MERGE
+req:ELV_NO_REQ_MERGE
+back-only:ELV_NO_FRONT_MERGE ELV_NO_REQ_MERGE
+cancel:ELV_NO_CANCEL
+requeue:ELV_NO_REQUEUE
+barrier:ELV_NO_BARRIER
+switch:ELV_NO_SWITCH
+streams:ELV_NO_STREAMS
+stats:ELV_NO_STATS ELV_NO_SWITCH
+trace:ELV_NO_TRACE
+tunables:ELV_NO_TUNABLES
+check:ELV_NO_CHECK
+strerror:ELV_NO_STRERROR
+malloc:ELV_NO_MALLOC
+min:"
+
+# Runs report through files: the loops below run in subshells.
+rm -f "$out/passed" "$out/failed"
+: >"$out/passed"
+
+# build KIND NAME DEFS -> builds $out/KIND-NAME; returns the compiler's status.
+build() {
+	kind=$1 name=$2
+	shift 2
+	defs=""
+	for d in "$@"; do defs="$defs -D$d"; done
+	if [ "$name" = min ]; then
+		# The quotes are meant literally: they become part of the macro's value.
+		# shellcheck disable=SC2089
+		defs="-I$fs -DELV_CONFIG_FILE=\"elv_min_config.h\""
+	fi
+	case $kind in
+	host)
+		# shellcheck disable=SC2086,SC2090
+		${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror $defs -I"$root/include" \
+			-I"$root/lib/core" $srcs "$root/tests/embedded/options.c" \
+			-o "$out/$kind-$name" 2>"$out/$kind-$name.log"
+		;;
+	cortex-m3)
+		# shellcheck disable=SC2086,SC2090
+		arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -Os -std=c11 -Wall -Wextra -Werror $defs \
+			--specs=picolibc.specs --oslib=semihost --crt0=semihost \
+			-Wl,--defsym=__flash=0 -Wl,--defsym=__flash_size=0x400000 \
+			-Wl,--defsym=__ram=0x20000000 -Wl,--defsym=__ram_size=0x400000 \
+			-I"$root/include" -I"$root/lib/core" $srcs "$root/tests/embedded/options.c" \
+			-o "$out/$kind-$name.elf" 2>"$out/$kind-$name.log"
+		;;
+	esac
+}
+
+run() { # run KIND NAME
+	case $1 in
+	host) timeout 60 "$out/$1-$2" ;;
+	cortex-m3)
+		timeout 120 qemu-system-arm -M mps2-an385 -nographic -monitor none -serial none \
+			-semihosting-config enable=on,target=native -kernel "$out/$1-$2.elf" 2>&1 ;;
+	esac
+}
+
+for kind in host cortex-m3; do
+	case $which in all | "$kind") ;; *) continue ;; esac
+	echo "$configs" | while IFS=: read -r name defs; do
+		# shellcheck disable=SC2086,SC2090
+		if ! build "$kind" "$name" $defs; then
+			echo "options: $kind $name ($defs): build FAILED"
+			cat "$out/$kind-$name.log"
+			echo x >>"$out/failed"
+			continue
+		fi
+		if run "$kind" "$name" >"$out/$kind-$name.txt" 2>&1 &&
+			grep -q '^options: ok: 4 policies, [1-9][0-9]* checks$' "$out/$kind-$name.txt"; then
+			echo "$kind $name (${defs:-${name}}): $(tail -n 1 "$out/$kind-$name.txt")"
+			echo x >>"$out/passed"
+		else
+			echo "options: $kind $name ($defs): run FAILED"
+			cat "$out/$kind-$name.txt"
+			echo x >>"$out/failed"
+		fi
+	done
+	# ELV_NO_STATS with elv_switch() kept must stop at CFQ's #error, not build.
+	if build "$kind" stats-only ELV_NO_STATS; then
+		echo "options: $kind: ELV_NO_STATS without ELV_NO_SWITCH built; expected CFQ's #error"
+		echo x >>"$out/failed"
+	elif grep -q 'error: #error "cfq needs' "$out/$kind-stats-only.log"; then
+		echo "$kind ELV_NO_STATS alone: refused by cfq.c's #error, as documented"
+		echo x >>"$out/passed"
+	else
+		echo "options: $kind: ELV_NO_STATS alone failed for another reason:"
+		cat "$out/$kind-stats-only.log"
+		echo x >>"$out/failed"
+	fi
+done
+
+passed=$(wc -l <"$out/passed")
+failed=0
+[ ! -f "$out/failed" ] || failed=$(wc -l <"$out/failed")
+# Each kind: one run per configuration, plus the refused build.
+want=0
+n=$(echo "$configs" | wc -l)
+case $which in all) want=$((2 * (n + 1))) ;; *) want=$((n + 1)) ;; esac
+echo "options: $passed of $want passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -eq "$want" ]
