@@ -12,7 +12,7 @@
 # Every tool is required; every wait is bounded; servers are killed by pid, also on failure.
 source "$(dirname "$0")/common.sh"
 
-for tool in nbdkit nbdcopy qemu-io fio python3 timeout cmp valgrind; do
+for tool in nbdkit nbdcopy nbdinfo qemu-io fio python3 timeout cmp valgrind pkg-config; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		echo "FAIL: $tool not found (tools/ci/packages/uring.txt)" >&2
 		exit 1
@@ -230,6 +230,18 @@ print(f"ide2003, iodepth 4: run {runtime} ms, drive busy {busy:.0f} ms, "
 assert runtime >= 0.95 * busy, (runtime, busy)
 assert lat >= 3.0 * per, (lat, per)  # each read waits behind about three others
 PY
+
+# ---- install: where an nbdkit of the same prefix finds it -------------------------------
+
+cmake --install "$ELV_CI_DIR/elvdisk" --prefix "$tmp/prefix" --component nbdkit-plugin >/dev/null
+plugindir=$(pkg-config --variable=plugindir nbdkit)
+installed="$tmp/prefix/${plugindir#"$(pkg-config --variable=prefix nbdkit)"/}/nbdkit-elvdisk-plugin.so"
+if [ ! -f "$installed" ]; then
+	echo "FAIL: not installed at $installed" >&2
+	exit 1
+fi
+timeout 20 nbdkit -U - "$installed" model=null size=1M --run 'nbdinfo "$uri" >/dev/null'
+echo "install: ${installed#"$tmp/prefix/"} loads"
 
 # ---- bad parameters --------------------------------------------------------------------
 
