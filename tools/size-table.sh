@@ -3,26 +3,33 @@
 #
 #   tools/size-table.sh            print the tables (Markdown)
 #   tools/size-table.sh --update   also rewrite them in docs/embedded.md (between the markers)
-#   tools/size-table.sh --check    also exit non-zero when a budget is exceeded
+#   tools/size-table.sh --check    also exit non-zero when a limit of tools/size-budget.txt
+#                                  is passed: a minimal row over its budget, a full row more
+#                                  than 2% over its recorded figure
+#   tools/size-table.sh --record   rewrite the recorded figures in tools/size-budget.txt
 #
 # Objects come from tests/embedded/freestanding.sh (arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb
 # -Os -ffunction-sections, ELV_NO_MALLOC, ELV_NO_ASSERT); sizes are the library's own
 # sections, not a linked image. Struct and queue sizes come from tests/embedded/sizes.c run
-# under qemu-system-arm. Budgets (issue: embedded): .text of core + noop <= 2560 bytes,
-# core + deadline <= 5120, core + all policies <= 16384; .data + .bss 0;
+# under qemu-system-arm. Limits: tools/size-budget.txt (the minimal configuration's budgets,
+# the full configuration's recorded figures); also .data + .bss 0 and
 # sizeof(struct elv_request) <= 56.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 update=0
 check=0
+record=0
 for a in "$@"; do
 	case $a in
 	--update) update=1 ;;
 	--check) check=1 ;;
-	*) echo "usage: $0 [--update] [--check]" >&2; exit 2 ;;
+	--record) record=1 ;;
+	*) echo "usage: $0 [--update] [--check] [--record]" >&2; exit 2 ;;
 	esac
 done
+budgets=$root/tools/size-budget.txt
+[ -f "$budgets" ] || { echo "size-table: $budgets missing" >&2; exit 1; }
 
 work=${ELV_EMBEDDED_BUILD:-$root/build-embedded}/size
 mkdir -p "$work"
@@ -48,13 +55,38 @@ policies=$(for p in $policies; do case $p in noop) echo "0 $p" ;; deadline) echo
 has_registry=$(sed -n '/^set(ELV_POLICY_SOURCES/,/^)/p' "$root/cmake/elv_sources.cmake" |
 	grep -c 'registry\.c' || true)
 
-# object text rodata data bss, one line per object.
-for o in "$objs"/*.o; do
-	arm-none-eabi-size -A "$o" | awk -v name="$(basename "$o" .o)" '
-		$1 ~ /^\.text/ { t += $2 } $1 ~ /^\.rodata/ { r += $2 }
-		$1 ~ /^\.(data|tdata)/ { d += $2 } $1 ~ /^\.(bss|tbss)/ || $1 == "COMMON" { b += $2 }
-		END { printf "%s %d %d %d %d\n", name, t, r, d, b }'
-done >"$work/objects.txt"
+# objects DIR: object text rodata data bss, one line per object of DIR.
+objects() {
+	for o in "$1"/*.o; do
+		arm-none-eabi-size -A "$o" | awk -v name="$(basename "$o" .o)" '
+			$1 ~ /^\.text/ { t += $2 } $1 ~ /^\.rodata/ { r += $2 }
+			$1 ~ /^\.(data|tdata)/ { d += $2 }
+			$1 ~ /^\.(bss|tbss)/ || $1 == "COMMON" { b += $2 }
+			END { printf "%s %d %d %d %d\n", name, t, r, d, b }'
+	done
+}
+objects "$objs" >"$work/objects.txt"
+
+# The minimal configuration: every optional feature left out (elv_min_config.h).
+"$root/tests/embedded/freestanding.sh" --cc arm --opt -Os --no-assert --config elv_min_config.h \
+	--out "$work/objs-min" >"$work/freestanding-min.log" 2>&1 || true
+[ -f "$work/objs-min/libelevator.a" ] || {
+	cat "$work/freestanding-min.log" >&2
+	echo "size-table: the minimal configuration did not build" >&2
+	exit 1
+}
+objects "$work/objs-min" >"$work/objects-min.txt"
+
+# Each option alone (ELV_NO_STATS with ELV_NO_SWITCH, which CFQ needs), for what it saves.
+opt_list="ELV_NO_MERGE ELV_NO_FRONT_MERGE ELV_NO_REQ_MERGE ELV_NO_CANCEL ELV_NO_REQUEUE
+ELV_NO_BARRIER ELV_NO_SWITCH ELV_NO_STREAMS ELV_NO_STATS+ELV_NO_SWITCH ELV_NO_TRACE
+ELV_NO_TUNABLES ELV_NO_CHECK ELV_NO_STRERROR"
+for o in $opt_list; do
+	# shellcheck disable=SC2046
+	"$root/tests/embedded/freestanding.sh" --cc arm --opt -Os --no-assert \
+		$(echo "$o" | tr '+' '\n' | sed 's/^/-D/') --out "$work/objs-opt-$o" \
+		>"$work/freestanding-opt-$o.log" 2>&1 || true
+done
 
 # Without the invariant checkers (ELV_NO_CHECK), for the firmware rows.
 "$root/tests/embedded/freestanding.sh" --cc arm --opt -Os --no-assert -DELV_NO_CHECK \
@@ -90,10 +122,19 @@ if [ "$qemu_ok" -ne 1 ]; then
 fi
 
 gccver=$(arm-none-eabi-gcc -dumpfullversion)
-sum() { # sum OBJECT... -> "text rodata data bss"
+sum() { # sum OBJECT... -> "text rodata data bss" (of $objs_txt, default the full build)
 	awk -v want=" $* " 'index(want, " " $1 " ") { t += $2; r += $3; d += $4; b += $5 }
-		END { printf "%d %d %d %d\n", t, r, d, b }' "$work/objects.txt"
+		END { printf "%d %d %d %d\n", t, r, d, b }' "${objs_txt:-$work/objects.txt}"
 }
+
+# The limit of a row from tools/size-budget.txt: "budget N" lines are the limit, "recorded N"
+# lines allow 2% growth. limit_of CONFIG ROW -> bytes, or nothing.
+limit_of() {
+	awk -v c="$1" -v r="$2" '$1 !~ /^#/ && $2 == c && $3 == r {
+		if ($1 == "budget") print $4; else if ($1 == "recorded") print int($4 * 102 / 100) }' \
+		"$budgets" | head -n 1
+}
+: >"$work/measured.txt"
 base="$core"
 [ "$has_registry" -eq 0 ] || base="$base registry"
 
@@ -105,7 +146,7 @@ link_probe() {
 	# shellcheck disable=SC2086
 	arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -Os $lto -std=c11 -ffreestanding \
 		-ffunction-sections -fdata-sections -I"$root/include" -I"$root/lib/core" \
-		-I"$root/tests/embedded/freestanding" -DELV_CONFIG_FILE='"elv_fw_config.h"' \
+		-I"$root/tests/embedded/freestanding" -DELV_CONFIG_FILE="\"${pcfg:-elv_fw_config.h}\"" \
 		-DELV_FW_NO_ASSERT ${policy:+-DELV_PROBE_POLICY=elv_policy_$policy} -nostdlib \
 		-Wl,--gc-sections -Wl,-e,elv_probe_entry "$root/tests/embedded/size_probe.c" \
 		"$@" -lgcc -o "$elf" -Wl,-Map="$elf.map" >>"$work/probe.log" 2>&1
@@ -127,9 +168,11 @@ image() {
 }
 
 # probe [POLICY] -> "text rodata helpers" of the library code a firmware links (gc-sections,
-# no C library; tests/embedded/size_probe.c), or "n/a n/a n/a" when the link fails.
+# no C library; tests/embedded/size_probe.c), or "n/a n/a n/a" when the link fails. The
+# archive is $pobjs/libelevator.a (default: the full build), its configuration header $pcfg,
+# the image's name tag $ptag.
 probe() {
-	elf=$work/probe-${1:-all}${pobjs:+-nocheck}.elf
+	elf=$work/probe-${1:-all}${ptag:-}.elf
 	policy=${1:-} lto=
 	if link_probe "$elf" "${pobjs:-$objs}/libelevator.a"; then
 		arm-none-eabi-nm -S -t d "$elf" | awk '
@@ -155,23 +198,46 @@ probe() {
 	echo "and the checker). Objects: the sum of the objects, whatever is used. Helpers: libgcc"
 	echo "routines pulled in (64-bit division), counted apart from .text."
 	echo
-	echo "| configuration | .text linked | budget | .rodata linked | helpers | .text objects | .data + .bss |"
+	echo "Full: every feature in (\`tests/embedded/freestanding/elv_fw_config.h\`). Minimal:"
+	echo "every \`ELV_NO_*\` option (\`tests/embedded/freestanding/elv_min_config.h\`). Limit (from"
+	echo "\`tools/size-budget.txt\`, checked in CI): a minimal row's budget; for a full row, 2% over"
+	echo "the figure recorded there (recorded + 2%)."
+	echo
+	echo "| configuration | .text linked | limit | .rodata linked | helpers | .text objects | .data + .bss |"
 	echo "|---|---:|---:|---:|---:|---:|---:|"
 	set -- $(sum $base)
 	echo "| core alone | | | | | $1 | $(($3 + $4)) |"
-	for p in $policies; do
-		set -- $(sum $base $p) $(probe $p)
-		case $p in noop) b=2560 ;; deadline) b=5120 ;; *) b="" ;; esac
-		echo "| core + $p | $5 | $b | $6 | $7 | $1 | $(($3 + $4)) |"
+	for cfg in full min; do
+		for p in $policies all; do
+			if [ "$p" = all ]; then pp="" sel="$policies" label="all policies"
+			else pp=$p sel=$p label=$p; fi
+			if [ "$cfg" = full ]; then
+				set -- $(sum $base $sel) $(probe $pp)
+				label="core + $label"
+			else
+				set -- $(objs_txt=$work/objects-min.txt sum $base $sel) \
+					$(pobjs=$work/objs-min pcfg=elv_min_config.h ptag=-min probe $pp)
+				label="core + $label, minimal"
+			fi
+			echo "$cfg $p $5" >>"$work/measured.txt"
+			echo "| $label | $5 | $(limit_of "$cfg" "$p") | $6 | $7 | $1 | $(($3 + $4)) |"
+		done
 	done
-	set -- $(sum $base $policies) $(probe)
-	echo "| core + all policies | $5 | 16384 | $6 | $7 | $1 | $(($3 + $4)) |"
-	for p in $policies; do
-		set -- $(pobjs=$work/objs-nocheck probe $p)
-		echo "| core + $p, \`ELV_NO_CHECK\` | $1 | | $2 | $3 | | |"
+	echo
+	echo "What each option saves alone, against the full configuration (linked .text, bytes;"
+	echo "\`ELV_NO_STATS\` is measured with \`ELV_NO_SWITCH\`, which CFQ needs with it):"
+	echo
+	echo "| option | core + noop | core + deadline | core + all policies |"
+	echo "|---|---:|---:|---:|"
+	for o in $opt_list; do
+		row="| \`$(echo "$o" | sed 's/+/` + `/g')\` |"
+		for p in noop deadline ""; do
+			f=$(awk -v r="${p:-all}" '$1 == "full" && $2 == r { print $3 }' "$work/measured.txt")
+			set -- $(pobjs=$work/objs-opt-$o ptag=-opt-$o probe $p)
+			case $1 in n/a) row="$row n/a |" ;; *) row="$row $((f - $1)) |" ;; esac
+		done
+		echo "$row"
 	done
-	set -- $(pobjs=$work/objs-nocheck probe)
-	echo "| core + all policies, \`ELV_NO_CHECK\` | $1 | 16384 | $2 | $3 | | |"
 	echo
 	# Why a one-policy image holds more than its policy: the archive members the linker
 	# pulled in for another policy, with the reference that pulled them.
@@ -251,25 +317,46 @@ if [ "$update" -eq 1 ]; then
 	echo "size-table: updated $doc"
 fi
 
+if [ "$record" -eq 1 ]; then
+	# Keep the budgets and comments, write this run's full rows as the recorded figures.
+	if grep -q ' n/a$' "$work/measured.txt"; then
+		echo "size-table: a row did not link; nothing recorded" >&2
+		exit 1
+	fi
+	{
+		grep -v '^recorded ' "$budgets"
+		awk '$1 == "full" { printf "recorded full %s %d\n", $2, $3 }' "$work/measured.txt"
+	} >"$budgets.tmp" && mv "$budgets.tmp" "$budgets"
+	echo "size-table: recorded the full rows in $budgets"
+fi
+
 if [ "$check" -eq 1 ]; then
 	fail=0
 	over() { # over LABEL VALUE LIMIT
-		if [ "$2" -gt "$3" ]; then echo "size-table: OVER BUDGET: $1 = $2 > $3"; fail=1
+		if [ "$2" -gt "$3" ]; then echo "size-table: OVER LIMIT: $1 = $2 > $3"; fail=1
 		else echo "size-table: ok: $1 = $2 <= $3"; fi
 	}
-	for p in $policies; do
-		set -- $(probe $p)
-		case $1 in n/a) echo "size-table: core + $p did not link (see $work/probe.log)"; fail=1; continue ;; esac
-		case $p in noop) over "core + noop .text (linked)" "$1" 2560 ;;
-		deadline) over "core + deadline .text (linked)" "$1" 5120 ;; esac
-	done
-	set -- $(probe)
-	case $1 in n/a) echo "size-table: core + all did not link"; fail=1 ;;
-	*) over "core + all .text (linked)" "$1" 16384 ;; esac
-	set -- $(pobjs=$work/objs-nocheck probe)
-	echo "size-table: info: core + all .text (linked, ELV_NO_CHECK) = $1"
+	nlimits=0
+	# shellcheck disable=SC2034
+	while read -r kind cfg row bytes; do
+		case $kind in budget | recorded) ;; *) continue ;; esac
+		nlimits=$((nlimits + 1))
+		got=$(awk -v c="$cfg" -v r="$row" '$1 == c && $2 == r { print $3 }' "$work/measured.txt")
+		case $got in
+		"" | n/a) echo "size-table: $cfg $row: not measured (see $work/probe.log)"; fail=1 ;;
+		*) over "$cfg core + $row .text (linked, $kind $bytes)" "$got" "$(limit_of "$cfg" "$row")" ;;
+		esac
+	done <"$budgets"
+	# Every budgeted minimal row and a recorded figure for every full row must be there.
+	nwant=$(($(echo "$policies" | wc -w) + 1 + 3))
+	if [ "$nlimits" -lt "$nwant" ]; then
+		echo "size-table: $nlimits limits in $budgets, expected $nwant (tools/size-table.sh --record)"
+		fail=1
+	fi
 	set -- $(sum $base $policies)
 	over "library .data + .bss" $(($3 + $4)) 0
+	set -- $(objs_txt=$work/objects-min.txt sum $base $policies)
+	over "library .data + .bss, minimal" $(($3 + $4)) 0
 	if [ "$qemu_ok" -eq 1 ]; then
 		over "sizeof(struct elv_request)" "$(awk '$3 == "elv_request" { print $4 }' "$work/sizes.txt")" 56
 	else
