@@ -27,6 +27,7 @@ set(ELV_CORE_SOURCES
 set(ELV_POLICY_SOURCES
 	lib/policies/anticipatory.c
 	lib/policies/cfq.c
+	lib/policies/classic.c
 	lib/policies/deadline.c
 	lib/policies/noop.c
 	lib/policies/registry.c

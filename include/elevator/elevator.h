@@ -314,13 +314,26 @@ struct elv_config {
 	 */
 	void (*trace)(void *ctx, const struct elv_trace_event *ev);
 	void *ctx; /**< Passed to every callback. */
+	/** Carved out of the reserved room: one 64-bit word whatever the pointer size. */
+	union {
+		/**
+		 * Estimate, in ns, the time the device would need to position for @p rq (seek
+		 * plus rotational latency) if it were issued at @p now, from the head state the
+		 * host's model of the drive keeps. Used by the sptf and asptf policies, which
+		 * fall back to seek distance without it. Called during elv_dispatch() for a few
+		 * queued requests; it must not change @p rq, and calls that would change the
+		 * queue return ELV_EBUSY.
+		 */
+		uint64_t (*position_time)(void *ctx, const struct elv_request *rq, uint64_t now);
+		uint64_t reserved_position_time; /**< Keeps the word 64 bits wide. */
+	};
 	/**
 	 * Reserved room for later fields, zero. A later version carves new fields out of it
 	 * (zero meaning their default), so the struct keeps its size; a queue refuses a
 	 * configuration with a non-zero reserved word (ELV_EINVAL), so a host written for a
 	 * newer version fails loudly on an older library instead of being ignored.
 	 */
-	uint64_t reserved[4];
+	uint64_t reserved[3];
 };
 
 /** @brief Counters kept by every queue, whatever its policy. */
@@ -400,6 +413,17 @@ ELV_API extern const struct elv_policy elv_policy_noop;         /**< FIFO with m
 ELV_API extern const struct elv_policy elv_policy_deadline;     /**< Deadline with priorities. */
 ELV_API extern const struct elv_policy elv_policy_anticipatory; /**< Anticipatory. */
 ELV_API extern const struct elv_policy elv_policy_cfq;          /**< Completely fair queueing. */
+ELV_API extern const struct elv_policy elv_policy_fcfs;  /**< Classic: first come, first served. */
+ELV_API extern const struct elv_policy elv_policy_sstf;  /**< Classic: shortest seek first. */
+ELV_API extern const struct elv_policy elv_policy_scan;  /**< Classic: SCAN (edge to edge). */
+ELV_API extern const struct elv_policy elv_policy_look;  /**< Classic: LOOK. */
+ELV_API extern const struct elv_policy elv_policy_cscan; /**< Classic: circular SCAN. */
+ELV_API extern const struct elv_policy elv_policy_clook; /**< Classic: circular LOOK. */
+ELV_API extern const struct elv_policy elv_policy_nscan; /**< Classic: N-step SCAN. */
+ELV_API extern const struct elv_policy elv_policy_fscan; /**< Classic: FSCAN. */
+ELV_API extern const struct elv_policy elv_policy_vr;    /**< Classic: V(R). */
+ELV_API extern const struct elv_policy elv_policy_sptf;  /**< Classic: shortest positioning time. */
+ELV_API extern const struct elv_policy elv_policy_asptf; /**< Classic: aged SPTF. */
 /** @} */
 
 /**

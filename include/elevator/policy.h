@@ -618,6 +618,19 @@ ELV_API struct elv_request *elv_seek_choose(const struct elv_request *r1,
 					    const struct elv_request *r2, uint64_t last,
 					    uint64_t back_max, uint32_t back_penalty);
 
+/**
+ * @brief The host's estimate of the time the device needs to position for @p rq if it were
+ * issued at @p now (elv_config::position_time), called the way every host callback is:
+ * while it runs, calls that would change @p q return ELV_EBUSY.
+ * @param q the queue (from a hook: the one being dispatched).
+ * @param rq a request the policy holds.
+ * @param now the time the hook was given.
+ * @param[out] ns the estimate in ns; unchanged on error.
+ * @retval 0 done; ELV_ENOSYS the host gave no estimator; ELV_EINVAL a NULL argument.
+ */
+ELV_API int elv_position_time(struct elv_queue *q, const struct elv_request *rq, uint64_t now,
+			      uint64_t *ns);
+
 /* ---- arithmetic ---------------------------------------------------------------------- */
 
 /**

@@ -153,8 +153,7 @@ static int elv_config_ok(const struct elv_config *cfg)
 {
 	return !cfg || ((cfg->no_merges | cfg->dev.rotational | cfg->dev.zoned) <= 1 &&
 			(cfg->reserved8[0] | cfg->reserved8[1] | cfg->reserved8[2]) == 0 &&
-			(cfg->reserved[0] | cfg->reserved[1] | cfg->reserved[2] |
-			 cfg->reserved[3]) == 0 &&
+			(cfg->reserved[0] | cfg->reserved[1] | cfg->reserved[2]) == 0 &&
 			cfg->nr_requests <= ELV_MAX_NR_REQUESTS);
 }
 

@@ -1,11 +1,25 @@
 /* The built-in policies, looked up by name or index. */
 #include "../core/elv_internal.h"
 
+/* Grouped for listings: the Linux elevators, then the classic algorithms of the literature. */
 static const struct elv_policy *const elv_builtin[] = {
+	/* Linux elevators */
 	&elv_policy_noop,
 	&elv_policy_deadline,
 	&elv_policy_anticipatory,
 	&elv_policy_cfq,
+	/* classic algorithms */
+	&elv_policy_fcfs,
+	&elv_policy_sstf,
+	&elv_policy_scan,
+	&elv_policy_look,
+	&elv_policy_cscan,
+	&elv_policy_clook,
+	&elv_policy_nscan,
+	&elv_policy_fscan,
+	&elv_policy_vr,
+	&elv_policy_sptf,
+	&elv_policy_asptf,
 };
 
 #define ELV_NR_BUILTIN (sizeof(elv_builtin) / sizeof(elv_builtin[0]))

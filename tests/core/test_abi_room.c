@@ -47,7 +47,7 @@ static void test_config_reserved_refused(void **state)
 	unsigned i;
 
 	(void)state;
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < sizeof(cfg.reserved) / sizeof(cfg.reserved[0]); i++) {
 		memset(&cfg, 0, sizeof(cfg));
 		cfg.reserved[i] = 1u << i;
 		assert_int_equal(elv_queue_size(&elv_policy_noop, &cfg), 0);
