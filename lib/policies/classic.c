@@ -268,7 +268,9 @@ static void cl_refill(struct cl_data *d)
  */
 static uint64_t cl_penalty(uint64_t r, uint64_t n)
 {
-	return (n / 1000u) * r + (n % 1000u) * r / 1000u;
+	uint64_t hi = elv_div64(n, 1000u);
+
+	return hi * r + elv_div64((n - hi * 1000u) * r, 1000u);
 }
 
 /*
@@ -310,11 +312,11 @@ static struct elv_request *cl_pick_up(const struct cl_data *d)
 /* @a * @b / 1000, saturating at INT64_MAX. */
 static int64_t cl_scale_sat(uint64_t a, uint64_t b)
 {
-	uint64_t hi = a / 1000u, lo = a % 1000u, v;
+	uint64_t hi = elv_div64(a, 1000u), lo = a - hi * 1000u, v;
 
-	if (b && hi > (uint64_t)INT64_MAX / b)
+	if (b && hi > elv_div64((uint64_t)INT64_MAX, b))
 		return INT64_MAX;
-	v = hi * b + lo * b / 1000u;
+	v = hi * b + elv_div64(lo * b, 1000u);
 	return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 

@@ -86,6 +86,20 @@ static double serve(struct elv_sim_dev *d, struct elv_sim_io *io, double ts, int
 	}
 }
 
+uint64_t elv__dev_position_ns(struct elv_sim_dev *d, const struct elv_request *rq, uint64_t now)
+{
+	struct elv_sim_io io;
+	double pos;
+
+	memset(&io, 0, sizeof(io));
+	io.sector = rq->sector;
+	io.nr_sectors = rq->nr_sectors;
+	io.op = rq->op;
+	/* Nothing is committed: the head, cache and clock stay as they are. */
+	serve(d, &io, (double)now, 0, &pos);
+	return pos > 0 ? (uint64_t)pos : 0;
+}
+
 /* Index of the command to serve next. */
 static unsigned pick(struct elv_sim_dev *d, uint64_t now)
 {

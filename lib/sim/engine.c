@@ -152,6 +152,14 @@ static void rq_free(struct eng *e, struct srq *r)
 }
 
 /* Merge callback: the absorbed request (and whatever it had absorbed) rides along. */
+/* The drive model's positioning-time estimate, for the policies that schedule by it. */
+static uint64_t on_position_time(void *ctx, const struct elv_request *rq, uint64_t now)
+{
+	struct eng *e = ctx;
+
+	return elv__dev_position_ns(e->dev, rq, now);
+}
+
 static void on_merge(void *ctx, struct elv_request *into, struct elv_request *absorbed,
 		     enum elv_merge_kind kind)
 {
@@ -593,6 +601,8 @@ static int setup(struct eng *e)
 	qc.dev.max_sectors = c->max_sectors ? c->max_sectors : 256;
 	qc.nr_requests = 256;
 	qc.merge = on_merge;
+	if (c->dev.kind == ELV_SIM_DEV_DISK)
+		qc.position_time = on_position_time;
 	qc.ctx = e;
 	r = elv_queue_create(&e->q, c->policy, &qc);
 	if (r)

@@ -106,6 +106,9 @@ void elv__disk_exit(struct elv_sim_dev *d);
  * *pos gets the positioning time (overhead, seek, rotational wait). */
 double elv__disk_serve(struct elv_sim_dev *d, struct elv_sim_io *io, double ts, int commit,
 		       double *pos);
+/* Positioning time (ns) the device would need for rq issued at now, from its current state
+ * (the elv_config::position_time estimate the engine gives the policies of disks). */
+uint64_t elv__dev_position_ns(struct elv_sim_dev *d, const struct elv_request *rq, uint64_t now);
 /* Cylinder the head would be on if a command started at ts. */
 uint32_t elv__disk_head_cyl(const struct elv_sim_dev *d, double ts);
 int elv__disk_locate(const struct elv_sim_dev *d, uint64_t lbn, uint32_t *zone, uint32_t *cyl,

@@ -19,8 +19,12 @@ _Static_assert(offsetof(struct elv_trace_event, size) + sizeof(uint32_t) <=
 	       "size is inside the event");
 _Static_assert(sizeof(struct elv_trace_event) == 2 * sizeof(uint64_t) + 2 * sizeof(void *) + 8,
 	       "the trace event kept its size");
-_Static_assert(sizeof(((struct elv_config *)0)->reserved) == 4 * sizeof(uint64_t),
-	       "four reserved configuration words");
+/* position_time took the first of four reserved words; the word stays 64 bits wide. */
+_Static_assert(sizeof(((struct elv_config *)0)->reserved) == 3 * sizeof(uint64_t),
+	       "three reserved configuration words");
+_Static_assert(offsetof(struct elv_config, reserved) ==
+		       offsetof(struct elv_config, reserved_position_time) + sizeof(uint64_t),
+	       "position_time is one 64-bit word");
 _Static_assert(sizeof(((struct elv_stats *)0)->reserved) == 6 * sizeof(uint64_t),
 	       "six reserved counters");
 
