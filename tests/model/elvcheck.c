@@ -80,6 +80,13 @@ static int ec_listed(const char *list, const char *name)
 }
 
 static const char *ec_exclude;
+static const char *ec_only; /* --only: these policies and no others */
+
+/* Is policy @name left out by --exclude or --only? */
+static int ec_left_out(const char *name)
+{
+	return ec_listed(ec_exclude, name) || (ec_only && !ec_listed(ec_only, name));
+}
 static const char *ec_argv0 = "elvcheck";
 
 /* Calls per policy from which every kind of episode is sure to have come up. */
@@ -92,7 +99,7 @@ static void ec_setup_policies(struct em *m)
 
 	m->npols = 0;
 	for (i = 0; (p = elv_policy_at(i)) != NULL && m->npols < EM_MAX_POLS; i++) {
-		if (ec_listed(ec_exclude, p->name))
+		if (ec_left_out(p->name))
 			continue;
 		m->pols[m->npols].p = p;
 		m->pols[m->npols].dl_bound = strcmp(p->name, "deadline") == 0;
@@ -105,7 +112,7 @@ static void ec_setup_policies(struct em *m)
 		unsigned n = plant_policies(pp, dl, EM_MAX_POLS - m->npols);
 
 		for (i = 0; i < n; i++) {
-			if (ec_listed(ec_exclude, pp[i]->name))
+			if (ec_left_out(pp[i]->name))
 				continue;
 			m->pols[m->npols].p = pp[i];
 			m->pols[m->npols].dl_bound = dl[i];
@@ -219,6 +226,8 @@ static void ec_report(struct em *m, const struct em_config *c, struct em_call *c
 	       (unsigned long long)o->ops, o->episode);
 	if (ec_exclude)
 		printf(" --exclude %s", ec_exclude);
+	if (ec_only)
+		printf(" --only %s", ec_only);
 	if (o->plant_core)
 		printf(" --plant-core %d", o->plant_core);
 	printf("\n");
@@ -367,7 +376,7 @@ static void ec_usage(void)
 		"usage: elvcheck [--policy NAME|all] [--seed S] [--ops N] [--episode N]\n"
 		"                [--shrink-budget N] [--shrink-seconds S] [--expect-fail]\n"
 		"                [--expect WORD,...]\n"
-		"                [--replay FILE] [--list] [--exclude NAME,...]%s\n",
+		"                [--replay FILE] [--list] [--exclude NAME,...] [--only NAME,...]%s\n",
 #ifdef ELVCHECK_PLANTED
 		" [--plant-core N]"
 #else
@@ -410,6 +419,9 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[a], "--exclude") == 0 && v) {
 			ec_exclude = v;
 			a++;
+		} else if (strcmp(argv[a], "--only") == 0 && v) {
+			ec_only = v;
+			a++;
 		} else if (strcmp(argv[a], "--replay") == 0 && v) {
 			o.replay = v;
 			a++;
@@ -441,6 +453,10 @@ int main(int argc, char **argv)
 	plant_core_bug(o.plant_core);
 #endif
 	ec_setup_policies(m);
+	if (m->npols == 0) {
+		fprintf(stderr, "elvcheck: --exclude/--only leave no policy to check\n");
+		return 2;
+	}
 	m->verbose = o.verbose;
 	if (o.replay) {
 		failed = (unsigned)ec_replay(m, o.replay, &ops);
