@@ -70,9 +70,14 @@ static void fq_setup(struct em *m)
 
 	fq_check_names(ex);
 	m->npols = 0;
-	for (i = 0; (p = elv_policy_at(i)) != NULL && m->npols < EM_MAX_POLS; i++) {
+	for (i = 0; (p = elv_policy_at(i)) != NULL; i++) {
 		if (fq_listed(ex, elv_policy_name(p)))
 			continue;
+		if (m->npols == EM_MAX_POLS) {
+			fprintf(stderr, "fuzz_queue: more than %d policies; raise EM_MAX_POLS\n",
+				EM_MAX_POLS);
+			abort();
+		}
 		m->pols[m->npols].p = p;
 		m->pols[m->npols].dl_bound = strcmp(elv_policy_name(p), "deadline") == 0;
 		m->npols++;

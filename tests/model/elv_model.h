@@ -43,7 +43,7 @@
 #define EM_SLOTS 64         /* host request descriptors (the fuzz target uses fewer) */
 #endif
 #define EM_STREAMS 6        /* host streams */
-#define EM_MAX_POLS 16      /* policies a run may switch between */
+#define EM_MAX_POLS 32      /* policies a run may switch between (more is an error) */
 #define EM_ERR_LEN 512
 #define EM_SETTLE_WAITS 4096 /* idle periods a settle may sit through before "stuck" */
 
@@ -128,6 +128,7 @@ struct em_slot {
 	uint64_t eff_slack;      /* how far the host was behind its latest time then */
 	uint32_t epoch;          /* deadline epoch when it entered the policy */
 	uint64_t trk_budget, trk_used;
+	uint8_t crowded;         /* may have left the back-merge hash (see em_mark_crowded()) */
 };
 
 struct em_policy {
@@ -950,8 +951,29 @@ static void em_ret(struct em *m, int got, int want, const char *what)
 }
 
 /*
+ * The library keeps at most 8 requests on a chain of its back-merge hash and forgets the one it
+ * got first when a chain grows longer (elevator.h, nr_requests): a request it forgot is no
+ * longer found for a back merge. Which requests share a chain is not public, so once 9 could
+ * be hashed at once (the request being added and 8 queued), every queued request is marked as
+ * possibly forgotten until it leaves the queue; a back merge onto it is then allowed, not due.
+ */
+static void em_mark_crowded(struct em *m)
+{
+	int i, n = 1;
+
+	for (i = 0; i < EM_SLOTS; i++)
+		n += m->s[i].st == EM_QUEUED;
+	if (n <= 8)
+		return;
+	for (i = 0; i < EM_SLOTS; i++)
+		if (m->s[i].st == EM_QUEUED)
+			m->s[i].crowded = 1;
+}
+
+/*
  * Must adding @s back-merge? The core looks up every queued request ending where @s starts;
- * when one may take it by every rule (and the policy has no veto of its own), it merges.
+ * when one may take it by every rule (and the policy has no veto of its own), it merges,
+ * unless the cap on hash chains may have made the library forget it (em_mark_crowded()).
  */
 static int em_back_merge_due(const struct em *m, const struct em_slot *s)
 {
@@ -964,7 +986,7 @@ static int em_back_merge_due(const struct em *m, const struct em_slot *s)
 		const struct em_slot *x = &m->s[i];
 		uint64_t len = x->nr + s->nr;
 
-		if (x == s || x->st != EM_QUEUED || !em_mergeable(x) ||
+		if (x == s || x->st != EM_QUEUED || !em_mergeable(x) || x->crowded ||
 		    x->sector + x->nr != s->sector)
 			continue;
 		if (x->op != s->op || em_sync(x) != em_sync(s) || len > UINT32_MAX ||
@@ -1008,7 +1030,9 @@ static void em_do_add(struct em *m, const struct em_call *c)
 		s->direct = !em_barrier(s) && !em_any_pending_barrier(m);
 		s->epoch = m->dl_epoch;
 		s->tracked = 0;
+		s->crowded = 0;
 		s->st = EM_HOST;
+		em_mark_crowded(m);
 		due = em_back_merge_due(m, s);
 		s->st = EM_QUEUED;
 		m->added++;

@@ -98,9 +98,15 @@ static void ec_setup_policies(struct em *m)
 	unsigned i;
 
 	m->npols = 0;
-	for (i = 0; (p = elv_policy_at(i)) != NULL && m->npols < EM_MAX_POLS; i++) {
+	for (i = 0; (p = elv_policy_at(i)) != NULL; i++) {
 		if (ec_left_out(p->name))
 			continue;
+		if (m->npols == EM_MAX_POLS) {
+			/* Never check fewer policies than asked without a word. */
+			fprintf(stderr, "elvcheck: more than %d policies; raise EM_MAX_POLS\n",
+				EM_MAX_POLS);
+			exit(2);
+		}
 		m->pols[m->npols].p = p;
 		m->pols[m->npols].dl_bound = strcmp(p->name, "deadline") == 0;
 		m->npols++;
