@@ -20,7 +20,7 @@ ops=${ELV_ELVCHECK_OPS:-$((share > 500000 ? share : 500000))}
 if [ -n "${ELV_ELVCHECK_SEEDS:-}" ]; then
 	read -r -a seeds <<<"$ELV_ELVCHECK_SEEDS"
 else
-	read -r -a seeds < <(od -An -N12 -tu4 /dev/urandom)
+	read -r -a seeds < <(od -An -N8 -tu4 /dev/urandom) # two: one per core
 fi
 [ "${#seeds[@]}" -gt 0 ] || { echo "elvcheck: no seeds" >&2; exit 1; }
 echo "elvcheck: seeds ${seeds[*]} (rerun this stage on them: ELV_ELVCHECK_SEEDS='${seeds[*]}'), $npol policies, $ops calls each"
