@@ -66,6 +66,13 @@ objects() {
 	done
 }
 objects "$objs" >"$work/objects.txt"
+# Rows of one policy each: the policy files that define elv_policy_<file name>.
+single=$(for p in $policies; do
+	if arm-none-eabi-nm "$objs/$p.o" 2>/dev/null | grep -q " [A-Z] elv_policy_$p\$"; then
+		echo "$p"
+	fi
+done)
+four="noop deadline anticipatory cfq"
 
 # The minimal configuration: every optional feature left out (elv_min_config.h).
 "$root/tests/embedded/freestanding.sh" --cc arm --opt -Os --no-assert --config elv_min_config.h \
@@ -76,6 +83,9 @@ objects "$objs" >"$work/objects.txt"
 	exit 1
 }
 objects "$work/objs-min" >"$work/objects-min.txt"
+# The minimal configuration keeping back merges (ELV_MIN_BACK_MERGES), for comparison.
+"$root/tests/embedded/freestanding.sh" --cc arm --opt -Os --no-assert --config elv_min_config.h \
+	-DELV_MIN_BACK_MERGES --out "$work/objs-minback" >"$work/freestanding-minback.log" 2>&1 || true
 
 # Each option alone (ELV_NO_STATS with ELV_NO_SWITCH, which CFQ needs), for what it saves.
 opt_list="ELV_NO_MERGE ELV_NO_FRONT_MERGE ELV_NO_REQ_MERGE ELV_NO_CANCEL ELV_NO_REQUEUE
@@ -138,6 +148,16 @@ limit_of() {
 base="$core"
 [ "$has_registry" -eq 0 ] || base="$base registry"
 
+# What the probe uses: one policy ($policy), the four of the budget ("four"), or everything
+# public, every built-in policy through the table (empty).
+probe_def() {
+	case ${policy:-} in
+	"") ;;
+	four) echo -DELV_PROBE_FOUR ;;
+	*) echo "-DELV_PROBE_POLICY=elv_policy_$policy" ;;
+	esac
+}
+
 # link_probe ELF LIBRARY... : link tests/embedded/size_probe.c as a firmware would (gc-sections,
 # no C library) for policy $policy (every policy when empty), $lto added to the compile flags.
 link_probe() {
@@ -147,7 +167,7 @@ link_probe() {
 	arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -Os $lto -std=c11 -ffreestanding \
 		-ffunction-sections -fdata-sections -I"$root/include" -I"$root/lib/core" \
 		-I"$root/tests/embedded/freestanding" -DELV_CONFIG_FILE="\"${pcfg:-elv_fw_config.h}\"" \
-		-DELV_FW_NO_ASSERT ${policy:+-DELV_PROBE_POLICY=elv_policy_$policy} -nostdlib \
+		-DELV_FW_NO_ASSERT $(probe_def) -nostdlib \
 		-Wl,--gc-sections -Wl,-e,elv_probe_entry "$root/tests/embedded/size_probe.c" \
 		"$@" -lgcc -o "$elf" -Wl,-Map="$elf.map" >>"$work/probe.log" 2>&1
 }
@@ -194,12 +214,15 @@ probe() {
 	echo "\`ELV_CORE_SOURCES\` plus \`registry.c\` (the built-in policy table)."
 	echo
 	echo "Linked: what a firmware using that policy links (\`tests/embedded/size_probe.c\`,"
-	echo "\`--gc-sections\`, the run-time API; \"all\" also uses lookup by name, switching, tunables"
-	echo "and the checker). Objects: the sum of the objects, whatever is used. Helpers: libgcc"
-	echo "routines pulled in (64-bit division), counted apart from .text."
+	echo "\`--gc-sections\`, the run-time API; \"the four\" names noop, deadline, anticipatory and"
+	echo "CFQ and also switches, sets tunables, reads policy stats and runs the checker; \"every"
+	echo "built-in policy\" also looks policies up by name, which links all of them). Objects: the"
+	echo "sum of the objects, whatever is used. Helpers: libgcc routines pulled in (64-bit"
+	echo "division), counted apart from .text."
 	echo
 	echo "Full: every feature in (\`tests/embedded/freestanding/elv_fw_config.h\`). Minimal:"
-	echo "every \`ELV_NO_*\` option (\`tests/embedded/freestanding/elv_min_config.h\`). Limit (from"
+	echo "every \`ELV_NO_*\` option (\`tests/embedded/freestanding/elv_min_config.h\`); \"back"
+	echo "merges\": the same with back merges kept (\`ELV_MIN_BACK_MERGES\`). Limit (from"
 	echo "\`tools/size-budget.txt\`, checked in CI): a minimal row's budget; for a full row, 2% over"
 	echo "the figure recorded there (recorded + 2%)."
 	echo
@@ -207,32 +230,42 @@ probe() {
 	echo "|---|---:|---:|---:|---:|---:|---:|"
 	set -- $(sum $base)
 	echo "| core alone | | | | | $1 | $(($3 + $4)) |"
-	for cfg in full min; do
-		for p in $policies all; do
-			if [ "$p" = all ]; then pp="" sel="$policies" label="all policies"
-			else pp=$p sel=$p label=$p; fi
+	for cfg in full min minback; do
+		for p in $single four all; do
+			[ "$cfg" != minback ] || case $p in noop | deadline | four) ;; *) continue ;; esac
+			case $p in
+			all) pp="" sel="$policies" label="every built-in policy, lookup by name" ;;
+			four) pp=four sel=$four label="noop, deadline, anticipatory and cfq" ;;
+			*) pp=$p sel=$p label=$p ;;
+			esac
 			if [ "$cfg" = full ]; then
 				set -- $(sum $base $sel) $(probe $pp)
 				label="core + $label"
-			else
+			elif [ "$cfg" = min ]; then
 				set -- $(objs_txt=$work/objects-min.txt sum $base $sel) \
 					$(pobjs=$work/objs-min pcfg=elv_min_config.h ptag=-min probe $pp)
 				label="core + $label, minimal"
+			else
+				set -- "" "" 0 0 $(pobjs=$work/objs-minback pcfg=elv_min_config.h \
+					ptag=-minback probe $pp)
+				label="core + $label, minimal with back merges"
 			fi
 			echo "$cfg $p $5" >>"$work/measured.txt"
-			echo "| $label | $5 | $(limit_of "$cfg" "$p") | $6 | $7 | $1 | $(($3 + $4)) |"
+			db=""
+			[ "$cfg" = minback ] || db=$(($3 + $4))
+			echo "| $label | $5 | $(limit_of "$cfg" "$p") | $6 | $7 | $1 | $db |"
 		done
 	done
 	echo
 	echo "What each option saves alone, against the full configuration (linked .text, bytes;"
 	echo "\`ELV_NO_STATS\` is measured with \`ELV_NO_SWITCH\`, which CFQ needs with it):"
 	echo
-	echo "| option | core + noop | core + deadline | core + all policies |"
+	echo "| option | core + noop | core + deadline | core + the four |"
 	echo "|---|---:|---:|---:|"
 	for o in $opt_list; do
 		row="| \`$(echo "$o" | sed 's/+/` + `/g')\` |"
-		for p in noop deadline ""; do
-			f=$(awk -v r="${p:-all}" '$1 == "full" && $2 == r { print $3 }' "$work/measured.txt")
+		for p in noop deadline four; do
+			f=$(awk -v r="$p" '$1 == "full" && $2 == r { print $3 }' "$work/measured.txt")
 			set -- $(pobjs=$work/objs-opt-$o ptag=-opt-$o probe $p)
 			case $1 in n/a) row="$row n/a |" ;; *) row="$row $((f - $1)) |" ;; esac
 		done
@@ -261,11 +294,12 @@ probe() {
 	echo
 	echo "| configuration | image .text | image .text, \`-flto\` | change | \`-flto\` and \`ELV_NO_CHECK\` |"
 	echo "|---|---:|---:|---:|---:|"
-	for p in $policies ""; do
+	for p in $single four; do
 		a=$(image plain "$p") l=$(image lto "$p") n=$(image lto-nocheck "$p")
 		if [ "$a" = n/a ] || [ "$l" = n/a ]; then c=n/a; else
 			c=$(awk -v a="$a" -v l="$l" 'BEGIN { printf "%+.1f%%", 100 * (l - a) / a }'); fi
-		echo "| core + ${p:-all policies} | $a | $l | $c | $n |"
+		[ "$p" = four ] && lab="the four" || lab=$p
+		echo "| core + $lab | $a | $l | $c | $n |"
 	done
 	echo
 	echo "With assertions on (\`ELV_ASSERT\` trapping), core + all policies: .text $text_assert."
@@ -325,7 +359,8 @@ if [ "$record" -eq 1 ]; then
 	fi
 	{
 		grep -v '^recorded ' "$budgets"
-		awk '$1 == "full" { printf "recorded full %s %d\n", $2, $3 }' "$work/measured.txt"
+		awk '$1 == "full" && $2 != "all" { printf "recorded full %s %d\n", $2, $3 }' \
+			"$work/measured.txt"
 	} >"$budgets.tmp" && mv "$budgets.tmp" "$budgets"
 	echo "size-table: recorded the full rows in $budgets"
 fi
@@ -347,12 +382,15 @@ if [ "$check" -eq 1 ]; then
 		*) over "$cfg core + $row .text (linked, $kind $bytes)" "$got" "$(limit_of "$cfg" "$row")" ;;
 		esac
 	done <"$budgets"
-	# Every budgeted minimal row and a recorded figure for every full row must be there.
-	nwant=$(($(echo "$policies" | wc -w) + 1 + 3))
-	if [ "$nlimits" -lt "$nwant" ]; then
-		echo "size-table: $nlimits limits in $budgets, expected $nwant (tools/size-table.sh --record)"
-		fail=1
-	fi
+	# The three budgets, and a recorded figure for each of the four policies and for the four.
+	for r in "budget min noop" "budget min deadline" "budget min four" "recorded full noop" \
+		"recorded full deadline" "recorded full anticipatory" "recorded full cfq" \
+		"recorded full four"; do
+		grep -q "^$r [0-9]" "$budgets" || {
+			echo "size-table: no '$r' line in $budgets (tools/size-table.sh --record)"
+			fail=1
+		}
+	done
 	set -- $(sum $base $policies)
 	over "library .data + .bss" $(($3 + $4)) 0
 	set -- $(objs_txt=$work/objects-min.txt sum $base $policies)

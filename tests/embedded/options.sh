@@ -1,10 +1,10 @@
 #!/bin/sh
 # Every compile-time option, on the host and on a Cortex-M3 under QEMU: the library and
 # tests/embedded/options.c are built with no option, with each option alone, with back merges
-# only and with the minimal configuration (tests/embedded/freestanding/elv_min_config.h), and
-# each build must run every check for every built-in policy (noop, deadline, anticipatory
-# and CFQ among them). A build that must not compile (ELV_NO_STATS without ELV_NO_SWITCH:
-# CFQ's #error) is checked to fail with its message.
+# only, with the minimal configuration (tests/embedded/freestanding/elv_min_config.h) and with
+# it keeping back merges; each build must run every check for every built-in policy (noop,
+# deadline, anticipatory and CFQ among them). A build that must not compile (ELV_NO_STATS
+# without ELV_NO_SWITCH: CFQ's #error) is checked to fail with its message.
 #
 #   tests/embedded/options.sh [host|cortex-m3|all]     (default all)
 #
@@ -37,7 +37,8 @@ tunables:ELV_NO_TUNABLES
 check:ELV_NO_CHECK
 strerror:ELV_NO_STRERROR
 malloc:ELV_NO_MALLOC
-min:"
+min:
+min-back:ELV_MIN_BACK_MERGES"
 
 # Runs report through files: the loops below run in subshells.
 rm -f "$out/passed" "$out/failed"
@@ -49,11 +50,13 @@ build() {
 	shift 2
 	defs=""
 	for d in "$@"; do defs="$defs -D$d"; done
-	if [ "$name" = min ]; then
+	case $name in
+	min*)
 		# The quotes are meant literally: they become part of the macro's value.
 		# shellcheck disable=SC2089
-		defs="-I$fs -DELV_CONFIG_FILE=\"elv_min_config.h\""
-	fi
+		defs="$defs -I$fs -DELV_CONFIG_FILE=\"elv_min_config.h\""
+		;;
+	esac
 	case $kind in
 	host)
 		# shellcheck disable=SC2086,SC2090

@@ -4,8 +4,10 @@
  *
  * -DELV_PROBE_POLICY=elv_policy_<name>: a product with one policy, using the run-time API
  * (queue and stream life cycle, add, dispatch, complete, requeue, cancel, drain, stats);
- * without it: everything public, including lookup by name, switching, tunables and the
- * checker, which pulls in every built-in policy.
+ * -DELV_PROBE_FOUR: noop, deadline, anticipatory and CFQ named directly, with every public
+ * call that does not go through the table of built-ins (switching, tunables, policy stats,
+ * the checker); without either: everything public, including lookup by name, listing and
+ * recommendation, which pull in every built-in policy.
  */
 #include "elv_internal.h"
 
@@ -53,6 +55,14 @@ void elv_probe_entry(void)
 	struct elv_stats st;
 #if defined(ELV_PROBE_POLICY)
 	const struct elv_policy *p = &ELV_PROBE_POLICY;
+#elif defined(ELV_PROBE_FOUR)
+	static const struct elv_policy *const four[] = { &elv_policy_noop, &elv_policy_deadline,
+							 &elv_policy_anticipatory, &elv_policy_cfq };
+	const struct elv_policy *p = four[elv_probe_sink & 3u];
+	int64_t v = 0;
+	const char *name = NULL;
+	uint64_t val = 0;
+	unsigned nr = 0;
 #else
 	const struct elv_policy *p = elv_policy_find((const char *)elv_probe_sink);
 	int64_t v = 0;
@@ -73,7 +83,19 @@ void elv_probe_entry(void)
 	elv_probe_sink = (uintptr_t)elv_next_event(q);
 	elv_probe_sink = (uintptr_t)elv_stats(q, &st);
 	elv_probe_sink = (uintptr_t)elv_stream_exit(q, &s, 5);
-#if !defined(ELV_PROBE_POLICY)
+#if defined(ELV_PROBE_FOUR)
+	elv_probe_sink = (uintptr_t)elv_switch(q, four[(elv_probe_sink + 1u) & 3u], 6);
+	elv_probe_sink = (uintptr_t)elv_tunable_set(q, "x", 1);
+	elv_probe_sink = (uintptr_t)elv_tunable_get(q, "x", &v);
+	elv_probe_sink = (uintptr_t)elv_policy_stat(q, 0, &name, &val);
+	elv_probe_sink = (uintptr_t)elv_stream_set_prio(q, &s, 0);
+	elv_probe_sink = (uintptr_t)elv_queue_check(q);
+	elv_probe_sink = (uintptr_t)elv_policy_tunables(p, &nr);
+	elv_probe_sink = (uintptr_t)elv_policy_description(p);
+	elv_probe_sink = (uintptr_t)elv_strerror(-22);
+	elv_probe_sink = (uintptr_t)elv_version_string();
+	elv_request_init(&rq);
+#elif !defined(ELV_PROBE_POLICY)
 	elv_probe_sink = elv_queue_size_any(NULL);
 	elv_probe_sink = (uintptr_t)elv_switch(q, elv_policy_at(1), 6);
 	elv_probe_sink = (uintptr_t)elv_tunable_set(q, "x", 1);
