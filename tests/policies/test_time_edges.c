@@ -404,18 +404,20 @@ static void test_idle_hit_across_wrap(void **state)
 
 /*
  * FIFO expiry across the wrap: a far read arrives just before 2^64 while a sequential reader
- * keeps the head busy below it. Deadline-style policies must serve it by its deadline; the
- * wait is bounded for every policy.
+ * keeps the head busy below it. The library's elevators bound every wait (noop by its FIFO,
+ * the others by read deadlines or slices): the far read must go within a second. (Classic
+ * seek-first policies such as SSTF may starve it by design, so they are not asked.)
  */
-static void test_expiry_across_wrap_every_policy(void **state)
+static void test_expiry_across_wrap(void **state)
 {
-	unsigned n = nr_policies(), i, k;
+	static const char *const bounded[] = { "noop", "deadline", "anticipatory", "cfq" };
+	unsigned i, k;
 	struct io *far;
 	uint64_t seq = 1000, t0;
 
 	(void)state;
-	for (i = 0; i < n; i++) {
-		setup_q(&H, elv_policy_at(i), WRAP_AT(50 * MS), 1);
+	for (i = 0; i < 4; i++) {
+		setup_q(&H, elv_policy_find(bounded[i]), WRAP_AT(50 * MS), 1);
 		t0 = H.now;
 		far = add(&H, ELV_OP_READ, 800000000, 8, 1);
 		for (k = 0; k < 3000 && !far->dispatched; k++) {
@@ -549,7 +551,7 @@ int main(void)
 		cmocka_unit_test(test_cfq_slice_idle_across_wrap),
 		cmocka_unit_test(test_anticipatory_window_across_wrap),
 		cmocka_unit_test(test_idle_hit_across_wrap),
-		cmocka_unit_test(test_expiry_across_wrap_every_policy),
+		cmocka_unit_test(test_expiry_across_wrap),
 		cmocka_unit_test(test_step_back_hour_every_policy),
 		cmocka_unit_test(test_jitter_every_policy),
 		cmocka_unit_test(test_step_back_clamps),
