@@ -339,7 +339,7 @@ int main(void)
 {
 	struct elv_config cfg;
 	const struct elv_policy *p;
-	static struct row rows[16];
+	static struct row rows[64];
 	unsigned i, nr_rows = 0, failed = 0;
 
 	memset(&cfg, 0, sizeof(cfg));
