@@ -39,6 +39,7 @@ set(ELV_SIM_SOURCES
 	lib/sim/trace_blktrace.c
 	lib/sim/trace_common.c
 	lib/sim/trace_fio.c
+	lib/sim/trace_ftrace.c
 	lib/sim/trace_msr.c
 	lib/sim/device.c
 	lib/sim/disk.c

@@ -1,6 +1,7 @@
 /**
  * @file sim_trace.h
- * @brief Trace readers of the research harness: blktrace, blkparse, SNIA MSR and fio iologs.
+ * @brief Trace readers of the research harness: blktrace, blkparse, SNIA MSR, fio iologs and
+ *        the Linux block tracepoints as text (ftrace).
  *
  * Each reader turns a recorded block-I/O trace into one array of normalized arrival records,
  * sorted by time and relative to the earliest one, ready for open-loop replay. Malformed input
@@ -45,6 +46,8 @@ struct elv_trace_rec {
 	uint8_t sync;        /**< 1 when someone waits for it: reads, flushes, SYNC-marked I/O. */
 	uint16_t pad;        /**< Zero. */
 	uint32_t pid;        /**< Issuing process, or 0 when the format does not record one. */
+	uint64_t service_ns; /**< Recorded service time (issue to completion), or 0 when the
+				  trace does not hold both (ftrace only, for now). */
 };
 
 /** @brief Trace file formats the readers understand. */
@@ -52,12 +55,13 @@ enum elv_trace_format {
 	ELV_TRACE_BLKTRACE, /**< blktrace binary records, versions 7 and 8, either byte order. */
 	ELV_TRACE_BLKPARSE, /**< blkparse text in its default output format. */
 	ELV_TRACE_MSR,      /**< SNIA IOTTA MSR Cambridge CSV. */
-	ELV_TRACE_FIO       /**< fio iolog, versions 2 and 3. */
+	ELV_TRACE_FIO,      /**< fio iolog, versions 2 and 3. */
+	ELV_TRACE_FTRACE    /**< Linux block tracepoints as text: tracefs, perf script, trace-cmd. */
 };
 
 /**
  * @brief Look a format up by name.
- * @param name "blktrace", "blkparse", "msr" or "fio".
+ * @param name "blktrace", "blkparse", "msr", "fio" or "ftrace".
  * @param[out] fmt the format.
  * @retval 0 found.
  * @retval ELV_EINVAL NULL argument or unknown name (@p fmt untouched).

@@ -15,7 +15,7 @@
 
 /* What an RWBS column says. */
 struct rwbs {
-	char kind;    /* 'R', 'W', 'D' or 'N' */
+	char kind;    /* 'R', 'W', 'D', 'N', or 'F' for a flush request of its own ("FF") */
 	int preflush; /* leading F */
 	int sync;     /* S flag */
 };
@@ -102,7 +102,8 @@ static int parse_time(struct elv__trace_ctx *c, unsigned long ln, char *w, uint6
 	return 0;
 }
 
-/* Optional F, one of R W D N, then flags F A S M B E (E follows D for secure erase). */
+/* "FF" is a flush request; otherwise an optional F (preflush), one of R W D N,
+ * then flags F A S M B E (E follows D for secure erase). */
 static int parse_rwbs(struct elv__trace_ctx *c, unsigned long ln, const char *w,
 		      struct rwbs *out)
 {
@@ -112,14 +113,19 @@ static int parse_rwbs(struct elv__trace_ctx *c, unsigned long ln, const char *w,
 		return elv__trace_fail_line(c, ln, "rwbs", "missing");
 	out->preflush = 0;
 	out->sync = 0;
-	if (p[0] == 'F' && p[1] && strchr("RWDN", p[1])) {
-		out->preflush = 1;
-		p++;
+	if (p[0] == 'F' && p[1] == 'F') {
+		out->kind = 'F';
+		p += 2;
+	} else {
+		if (p[0] == 'F' && p[1] && strchr("RWDN", p[1])) {
+			out->preflush = 1;
+			p++;
+		}
+		if (!*p || !strchr("RWDN", *p))
+			return elv__trace_fail_line(c, ln, "rwbs",
+						    "'%.16s' does not start with R, W, D, N or FF", w);
+		out->kind = *p++;
 	}
-	if (!*p || !strchr("RWDN", *p))
-		return elv__trace_fail_line(c, ln, "rwbs", "'%.16s' does not start with R, W, D or N",
-					    w);
-	out->kind = *p++;
 	for (; *p; p++) {
 		if (!strchr("FASMBE", *p))
 			return elv__trace_fail_line(c, ln, "rwbs", "'%.16s' has unknown flag '%c'",
@@ -143,17 +149,16 @@ static int check_rest(struct elv__trace_ctx *c, unsigned long ln, char *rest)
 static int make_rec(struct elv__trace_ctx *c, unsigned long ln, const struct rwbs *rw,
 		    uint64_t sector, uint64_t nr, struct elv_trace_rec *r)
 {
-	if (nr == 0) {
-		if (!rw->preflush)
+	if (nr == 0 || rw->kind == 'F') {
+		if (!rw->preflush && rw->kind != 'F')
 			return 1;
-		r->op = ELV_OP_FLUSH;
+		r->op = ELV_OP_FLUSH; /* a flush has no range, whatever sector it shows */
 		r->sync = 1;
 		return 0;
 	}
-	if (rw->kind == 'N')
-		return elv__trace_fail_line(c, ln, "rwbs", "N (no data) with %llu sectors",
-					    (unsigned long long)nr);
-	r->op = rw->kind == 'D' ? ELV_OP_DISCARD : rw->kind == 'W' ? ELV_OP_WRITE : ELV_OP_READ;
+	/* N with a range is a write of zeroes (ext4 zeroing extents): replayed as a write, which
+	 * is what the block layer sends to a device that cannot zero by itself. */
+	r->op = rw->kind == 'D' ? ELV_OP_DISCARD : rw->kind == 'R' ? ELV_OP_READ : ELV_OP_WRITE;
 	r->sync = (uint8_t)(rw->sync || r->op == ELV_OP_READ);
 	if (sector > UINT64_MAX - nr)
 		return elv__trace_fail_line(c, ln, "sector", "%llu + %llu sectors passes 2^64",

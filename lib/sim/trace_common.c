@@ -13,7 +13,7 @@
 /* Growth step of the file buffer while reading; it doubles from here. */
 #define TRACE_READ_CHUNK (64u * 1024u)
 
-static const char *const format_names[] = { "blktrace", "blkparse", "msr", "fio" };
+static const char *const format_names[] = { "blktrace", "blkparse", "msr", "fio", "ftrace" };
 
 int elv_trace_parse_format(const char *name, enum elv_trace_format *fmt)
 {
@@ -306,6 +306,9 @@ int elv_trace_load_mem(const void *buf, size_t len, const char *name,
 		break;
 	case ELV_TRACE_FIO:
 		rc = elv__trace_read_fio(&c, buf, len);
+		break;
+	case ELV_TRACE_FTRACE:
+		rc = elv__trace_read_ftrace(&c, buf, len);
 		break;
 	default:
 		if (err && errlen)

@@ -82,5 +82,6 @@ int elv__trace_read_blktrace(struct elv__trace_ctx *c, const unsigned char *buf,
 int elv__trace_read_blkparse(struct elv__trace_ctx *c, const void *buf, size_t len);
 int elv__trace_read_msr(struct elv__trace_ctx *c, const void *buf, size_t len);
 int elv__trace_read_fio(struct elv__trace_ctx *c, const void *buf, size_t len);
+int elv__trace_read_ftrace(struct elv__trace_ctx *c, const void *buf, size_t len);
 
 #endif /* ELV_TRACE_INTERNAL_H */

@@ -77,6 +77,28 @@ static void non_queue_lines_are_checked_up_to_action(void **state)
 	}
 }
 
+/* What real blkparse prints for flushes and zeroing: FF, FWS, FWFS, and N with a range. */
+static void flushes_and_zeroing(void **state)
+{
+	static const char text[] =
+		"7,0 0 1 0.000000001 9 Q FF 0 + 0 [kworker]\n"
+		"7,0 0 2 0.000000002 9 Q FWS 100 + 8 [jbd2]\n"
+		"7,0 0 3 0.000000003 9 Q FWFS 200 + 8 [jbd2]\n"
+		"7,0 0 4 0.000000004 9 Q NS 1234 + 3984 [ext4]\n"
+		"7,0 0 5 0.000000005 9 Q FF 77 + 0 [kworker]\n"
+		"7,0 0 6 0.000000006 9 Q N 0 + 0 [x]\n";
+	static const struct elv_trace_rec want[] = {
+		REC(0, 0, 0, ELV_OP_FLUSH, 1, 9),
+		REC(1, 100, 8, ELV_OP_WRITE, 1, 9),
+		REC(2, 200, 8, ELV_OP_WRITE, 1, 9),
+		REC(3, 1234, 3984, ELV_OP_WRITE, 1, 9),
+		REC(4, 0, 0, ELV_OP_FLUSH, 1, 9),
+	};
+
+	(void)state;
+	trace_check_mem(text, strlen(text), BP, want, 5);
+}
+
 static void malformed_fields(void **state)
 {
 	static const struct {
@@ -102,7 +124,7 @@ static void malformed_fields(void **state)
 		{ "8,0 0 2 0.1 5 Q X 1 + 8 [a]", "t:2: rwbs: " },
 		{ "8,0 0 2 0.1 5 Q RZ 1 + 8 [a]", "t:2: rwbs: " },
 		{ "8,0 0 2 0.1 5 Q F 1 + 8 [a]", "t:2: rwbs: " },
-		{ "8,0 0 2 0.1 5 Q N 1 + 8 [a]", "t:2: rwbs: " },
+		{ "8,0 0 2 0.1 5 Q NX 1 + 8 [a]", "t:2: rwbs: " },
 		{ "8,0 0 2 0.1 5 Q R", "t:2: sector: " },
 		{ "8,0 0 2 0.1 5 Q R x + 8 [a]", "t:2: sector: " },
 		{ "8,0 0 2 0.1 5 Q R 18446744073709551615 + 8 [a]", "t:2: sector: " },
@@ -160,6 +182,7 @@ int main(void)
 		cmocka_unit_test(fractions_and_blanks),
 		cmocka_unit_test(only_summary_is_empty),
 		cmocka_unit_test(non_queue_lines_are_checked_up_to_action),
+		cmocka_unit_test(flushes_and_zeroing),
 		cmocka_unit_test(malformed_fields),
 		cmocka_unit_test(long_line_and_nul),
 	};

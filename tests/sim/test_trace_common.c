@@ -14,13 +14,13 @@
 #include "test_trace_util.h"
 
 static const enum elv_trace_format all_formats[] = {
-	ELV_TRACE_BLKTRACE, ELV_TRACE_BLKPARSE, ELV_TRACE_MSR, ELV_TRACE_FIO
+	ELV_TRACE_BLKTRACE, ELV_TRACE_BLKPARSE, ELV_TRACE_MSR, ELV_TRACE_FIO, ELV_TRACE_FTRACE
 };
 #define NR_FORMATS (sizeof(all_formats) / sizeof(all_formats[0]))
 
 static void format_names(void **state)
 {
-	static const char *const names[] = { "blktrace", "blkparse", "msr", "fio" };
+	static const char *const names[] = { "blktrace", "blkparse", "msr", "fio", "ftrace" };
 	enum elv_trace_format f = ELV_TRACE_MSR;
 	size_t i;
 
@@ -44,7 +44,7 @@ static void record_layout(void **state)
 {
 	/* The simulator copies these records as they are: keep the layout fixed. */
 	(void)state;
-	assert_int_equal(sizeof(struct elv_trace_rec), 32);
+	assert_int_equal(sizeof(struct elv_trace_rec), 40);
 	assert_int_equal(offsetof(struct elv_trace_rec, time_ns), 0);
 	assert_int_equal(offsetof(struct elv_trace_rec, sector), 8);
 	assert_int_equal(offsetof(struct elv_trace_rec, nr_sectors), 16);
@@ -52,6 +52,7 @@ static void record_layout(void **state)
 	assert_int_equal(offsetof(struct elv_trace_rec, sync), 21);
 	assert_int_equal(offsetof(struct elv_trace_rec, pad), 22);
 	assert_int_equal(offsetof(struct elv_trace_rec, pid), 24);
+	assert_int_equal(offsetof(struct elv_trace_rec, service_ns), 32);
 }
 
 static void empty_input(void **state)

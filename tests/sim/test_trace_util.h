@@ -19,8 +19,8 @@
 /* Path of a sample under tests/traces. */
 #define TRACE_SAMPLE(name) ELV_TEST_SOURCE_DIR "/traces/" name
 
-/* One expected record: time, sector, sectors, op, sync, pid. */
-#define REC(t, s, n, o, y, p) { (t), (s), (n), (uint8_t)(o), (y), 0, (p) }
+/* One expected record: time, sector, sectors, op, sync, pid (and no service time). */
+#define REC(t, s, n, o, y, p) { (t), (s), (n), (uint8_t)(o), (y), 0, (p), 0 }
 
 static inline void trace_expect_recs(const struct elv_trace_rec *got, size_t n,
 				     const struct elv_trace_rec *want, size_t nwant)

@@ -3,7 +3,7 @@
 #
 #   tools/fuzz/run-trace-fuzzers.sh SECONDS [FORMAT...]
 #
-# FORMAT is blktrace, blkparse, msr or fio (default: all four, one after the other, SECONDS
+# FORMAT is blktrace, blkparse, msr, fio or ftrace (default: all five, one after the other, SECONDS
 # each). Work corpora, logs and crash artifacts go to $ELV_FUZZ_DIR (default
 # build-fuzz-trace/); the seed corpus in tests/fuzz/corpus/ is only read. Prints one line per
 # target with its executions and exits non-zero if any target found a crash, leak or
@@ -11,7 +11,7 @@
 set -euo pipefail
 
 usage() {
-	echo "usage: $0 SECONDS [blktrace|blkparse|msr|fio ...]" >&2
+	echo "usage: $0 SECONDS [blktrace|blkparse|msr|fio|ftrace ...]" >&2
 	exit 2
 }
 
@@ -20,7 +20,7 @@ seconds=$1
 shift
 case $seconds in '' | *[!0-9]* | 0) usage ;; esac # libFuzzer reads 0 s as "no limit"
 formats=("$@")
-[ ${#formats[@]} -gt 0 ] || formats=(blktrace blkparse msr fio)
+[ ${#formats[@]} -gt 0 ] || formats=(blktrace blkparse msr fio ftrace)
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${ELV_FUZZ_DIR:-$root/build-fuzz-trace}
@@ -39,7 +39,7 @@ sources=("$root"/lib/sim/trace_*.c)
 
 # Build every target first, then fuzz them ELV_FUZZ_JOBS at a time (default 2, one per core).
 for fmt in "${formats[@]}"; do
-	case $fmt in blktrace | blkparse | msr | fio) ;; *) usage ;; esac
+	case $fmt in blktrace | blkparse | msr | fio | ftrace) ;; *) usage ;; esac
 	bin=$out/fuzz_trace_$fmt
 	echo "+ $cc ... tests/fuzz/fuzz_trace_$fmt.c -> ${bin#"$root"/}"
 	"$cc" "${cflags[@]}" "${sources[@]}" "$root/tests/fuzz/fuzz_trace_$fmt.c" -o "$bin"
