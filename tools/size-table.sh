@@ -221,8 +221,8 @@ probe() {
 	echo "division), counted apart from .text."
 	echo
 	echo "Full: every feature in (\`tests/embedded/freestanding/elv_fw_config.h\`). Minimal:"
-	echo "every \`ELV_NO_*\` option (\`tests/embedded/freestanding/elv_min_config.h\`); \"back"
-	echo "merges\": the same with back merges kept (\`ELV_MIN_BACK_MERGES\`). Limit (from"
+	echo "every \`ELV_NO_*\` option (\`tests/embedded/freestanding/elv_min_config.h\`); \"minimal"
+	echo "with back merges\": the same keeping back merges (\`ELV_MIN_BACK_MERGES\`). Limit (from"
 	echo "\`tools/size-budget.txt\`, checked in CI): a minimal row's budget; for a full row, 2% over"
 	echo "the figure recorded there (recorded + 2%)."
 	echo
