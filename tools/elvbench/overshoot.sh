@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Per-request cost of a queue that outgrows nr_requests: every policy with nr_requests left at
+# Per-request cost of a queue that outgrows nr_requests: each policy with nr_requests left at
 # its default (128) and the queue held at depths 1000, 64000 and 400000, library instructions
 # per request in steady state (callgrind, difference of two run lengths as in profile.sh).
+# The policies are the four Linux elevators unless named (any built-in, e.g. sstf sptf).
 #
-#   tools/elvbench/overshoot.sh ELVBENCH [OPS]
+#   tools/elvbench/overshoot.sh ELVBENCH [OPS [POLICY...]]
 #   e.g. tools/elvbench/overshoot.sh build/tools/elvbench/elvbench
 #
 # Fails when, for any policy and pattern, instructions per request at the deepest queue over
@@ -13,10 +14,13 @@
 # valgrind is missing or any run fails or reports nothing.
 set -euo pipefail
 if [ $# -lt 1 ]; then
-	sed -n '2,7p' "$0" >&2
+	sed -n '2,8p' "$0" >&2
 	exit 2
 fi
 bench=$1 ops=${2:-10000}
+shift $(($# < 2 ? $# : 2))
+policies=("$@")
+[ ${#policies[@]} -gt 0 ] || policies=(noop deadline anticipatory cfq)
 depths="1000 64000 400000"
 command -v valgrind >/dev/null || { echo "overshoot.sh: valgrind not found" >&2; exit 1; }
 [ -x "$bench" ] || { echo "overshoot.sh: $bench is not executable" >&2; exit 1; }
@@ -38,7 +42,7 @@ bound=$(awk 'BEGIN { printf "%.3f", log(400000) / log(1000) }')
 printf '%-13s %-7s %7s %12s %12s %12s %7s\n' policy pattern streams \
 	"instr@1k" "instr@64k" "instr@400k" ratio
 fail=0 rows=0
-for impl in noop deadline anticipatory cfq; do
+for impl in "${policies[@]}"; do
 	streams=0
 	case $impl in anticipatory | cfq) streams=64 ;; esac
 	for pattern in random mixed; do
@@ -62,6 +66,7 @@ for impl in noop deadline anticipatory cfq; do
 		fi
 	done
 done
-[ "$rows" -eq 8 ] || { echo "overshoot.sh: measured $rows cases, expected 8" >&2; exit 1; }
+want=$((2 * ${#policies[@]}))
+[ "$rows" -eq "$want" ] || { echo "overshoot.sh: measured $rows cases, expected $want" >&2; exit 1; }
 echo "nr_requests default (128), $ops and $((2 * ops)) requests per run; bound $bound"
 exit "$fail"
