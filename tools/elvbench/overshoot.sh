@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Per-request cost of a queue that outgrows nr_requests: each policy with nr_requests left at
 # its default (128) and the queue held at depths 1000, 64000 and 400000, library instructions
-# per request in steady state (callgrind, difference of two run lengths as in profile.sh).
-# The policies are the four Linux elevators unless named (any built-in, e.g. sstf sptf).
+# per request in steady state (callgrind, difference of two run lengths as in profile.sh; the
+# runs are long, 100000 and 200000 requests by default, because filling and draining a deep
+# queue costs more than the loop and varies by a percent between runs). The policies are the
+# four Linux elevators unless named (any built-in, e.g. sstf sptf).
 #
 #   tools/elvbench/overshoot.sh ELVBENCH [OPS [POLICY...]]
 #   e.g. tools/elvbench/overshoot.sh build/tools/elvbench/elvbench
@@ -14,10 +16,10 @@
 # valgrind is missing or any run fails or reports nothing.
 set -euo pipefail
 if [ $# -lt 1 ]; then
-	sed -n '2,8p' "$0" >&2
+	sed -n '2,10p' "$0" >&2
 	exit 2
 fi
-bench=$1 ops=${2:-10000}
+bench=$1 ops=${2:-100000}
 shift $(($# < 2 ? $# : 2))
 policies=("$@")
 [ ${#policies[@]} -gt 0 ] || policies=(noop deadline anticipatory cfq)
