@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A short tools/kernel-compare/kernel-compare.sh run: the Morton job (a streaming reader
+# against small dependent reads) on the emulated 2003 IDE disk through Linux (loop device
+# over nbdfuse over nbdkit, schedulers none, mq-deadline, kyber and bfq) and through the
+# elevator filter (noop, deadline, anticipatory, cfq), 3 s each. Checks that every run did
+# I/O and that nothing is left behind: loop devices, FUSE mounts, nbdkit and nbdfuse
+# processes (kernel-compare stops its own by pid; this stage checks none of them survive).
+# Needs root, loop devices and /dev/fuse; without them it fails with one line, never skips.
+source "$(dirname "$0")/common.sh"
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+[ "$(id -u)" -eq 0 ] || fail "stage-88 needs root (loop devices, FUSE, kernel schedulers)"
+[ -e /dev/loop-control ] || fail "stage-88 needs loop devices (/dev/loop-control is missing)"
+[ -c /dev/fuse ] || fail "stage-88 needs FUSE (/dev/fuse is missing)"
+for tool in nbdkit nbdfuse fio python3 timeout; do
+	command -v "$tool" >/dev/null || fail "$tool not found (tools/ci/packages)"
+done
+
+ci_configure kcompare -DCMAKE_BUILD_TYPE=RelWithDebInfo -DELV_BUILD_TESTS=OFF \
+	-DELV_BUILD_NBDKIT=ON
+ci_build kcompare --target nbdkit-elevator-filter nbdkit-elvdisk-plugin
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+snapshot() {
+	losetup -a | sort
+	awk '$3 ~ /fuse/ { print $2, $3 }' /proc/mounts | sort
+}
+snapshot >"$tmp/before"
+
+rc=0
+timeout 300 tools/kernel-compare/kernel-compare.sh --build "$ELV_CI_DIR/kcompare" \
+	--runtime 3 --jobs morton --json "$tmp/kc.json" || rc=$?
+snapshot >"$tmp/after"
+diff -u "$tmp/before" "$tmp/after" >&2 || fail "kernel-compare left loop devices or FUSE mounts behind"
+if pgrep -f -- "$tmp|/tmp/kernel-compare\\." >/dev/null; then
+	pgrep -af -- "/tmp/kernel-compare\\." >&2
+	fail "kernel-compare left processes behind"
+fi
+[ "$rc" -eq 0 ] || fail "kernel-compare exited with $rc"
+python3 - "$tmp/kc.json" <<'PY' || fail "a kernel-compare run did no I/O"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+runs = doc["runs"]
+assert len(runs) == 8, "want 8 runs (4 schedulers, 4 policies), got %d" % len(runs)
+for r in runs:
+    for j in r["fio_jobs"]:
+        assert j["read"] and j["read"]["ios"] > 0, (r["side"], r["scheduler"], j["fio_job"])
+print("stage-88: %d runs, every fio job did I/O" % len(runs))
+PY
