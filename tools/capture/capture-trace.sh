@@ -71,7 +71,10 @@ declare -A saved_enable saved_filter
 restore() {
 	local e
 	set +e
-	trap - EXIT INT TERM
+	# A second signal (Ctrl-C pressed twice, or timeout(1) signalling its whole group) must
+	# not cut the restore short.
+	trap '' INT TERM
+	trap - EXIT
 	if [ -n "$cmd" ]; then
 		kill -TERM -- "-$cmd" 2>/dev/null
 		for _ in $(seq 50); do
@@ -120,6 +123,8 @@ if ! mountpoint -q "$tr"; then
 fi
 for e in "${events[@]}"; do
 	[ -e "$tr/events/block/$e/enable" ] || die "the kernel has no block:$e trace event"
+	[ "$(cat "$tr/events/block/$e/enable")" = 0 ] ||
+		die "block:$e is already enabled (another capture running?); not touching it"
 done
 
 truncate -s "$size" "$work/disk.img"

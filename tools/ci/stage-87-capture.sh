@@ -85,6 +85,12 @@ wait "$pid" || rc=$?
 [ "$rc" -eq 130 ] || fail "a terminated capture gave exit status $rc, not 130"
 check_clean "a terminated capture"
 
+# 3b. timeout(1) signals its whole process group, the restore included.
+rc=0
+timeout -s TERM 8 "$cap" --size 64M "$tmp/timeout.trace" -- sleep 60 || rc=$?
+[ "$rc" -eq 124 ] || fail "a capture stopped by timeout gave exit status $rc, not 124"
+check_clean "a capture stopped by timeout"
+
 # 4. Without root: one line, status 2.
 if id nobody >/dev/null 2>&1; then
 	rc=0
