@@ -22,8 +22,9 @@ filter=$build/nbdkit/nbdkit-elevator-filter.so
 plugin=$build/nbdkit/nbdkit-elvdisk-plugin.so
 timescale=${TIMESCALE:-1}
 small_ios=${SMALL_IOS:-50}
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-1}
 think=${THINK:-2ms}
+stream=${STREAM:-64m}
 
 for f in "$filter" "$plugin"; do
 	if [ ! -f "$f" ]; then
@@ -46,34 +47,27 @@ if [ "${#policies[@]}" -eq 0 ]; then
 fi
 
 tmp=$(mktemp -d)
-pid=
 cleanup() {
-	if [ -n "$pid" ]; then
-		kill "$pid" 2>/dev/null || true
-		for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$pid" 2>/dev/null || true
-	fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-# The streamer reads 4 GiB from the start of the disk, four 256 KiB reads ahead, until the
-# small reader is done (exitall). The small reader reads 4 KiB at random offsets in 1 GiB at
-# the 30 GiB mark, one at a time, thinking between reads.
+# The streamer reads a large file's worth (STREAM, default 64 MiB) from the start of the disk,
+# four 256 KiB reads ahead. The small reader reads 4 KiB at random offsets in 1 GiB at the
+# 30 GiB mark, one at a time, thinking between reads. Both do a fixed amount of work and the
+# run ends when both are done, so a policy that starves one of them shows it as a long time
+# rather than never ending.
 cat >"$tmp/morton.fio" <<EOF
 [global]
 ioengine=nbd
 uri=\${URI}
-exitall
 
 [streamer]
 rw=read
 bs=256k
 iodepth=4
 offset=0
-size=4g
-time_based
-runtime=600
+size=$stream
 
 [small]
 rw=randread
@@ -86,21 +80,17 @@ number_ios=$small_ios
 randseed=42
 EOF
 
+# run NAME ROUND [FILTER PARAMETERS...]: one setup, served for the length of the fio run.
 run() {
 	local name=$1 round=$2 filter_args=()
 	shift 2
 	[ $# -gt 0 ] && filter_args=(--filter="$filter")
-	rm -f "$tmp/pid" "$tmp/sock"
-	nbdkit -U "$tmp/sock" -P "$tmp/pid" "${filter_args[@]}" "$plugin" model=ide2003 \
-		timescale="$timescale" "$@"
-	for _ in $(seq 100); do [ -s "$tmp/pid" ] && break; sleep 0.1; done
-	[ -s "$tmp/pid" ] || { echo "nbdkit did not start" >&2; exit 1; }
-	pid=$(cat "$tmp/pid")
-	URI="nbd+unix:///?socket=$tmp/sock" timeout 300 fio "$tmp/morton.fio" \
-		--output-format=json --output="$tmp/$name.$round.json" >/dev/null
-	kill "$pid"
-	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	pid=
+	# Captive nbdkit: it serves while the command runs and exits with it. \$uri is set by
+	# nbdkit for the command's shell; the temporary paths hold no quotes.
+	echo "round $round: $name" >&2
+	timeout 120 nbdkit -U - "${filter_args[@]}" "$plugin" model=ide2003 \
+		timescale="$timescale" "$@" --run "URI=\"\$uri\" fio '$tmp/morton.fio' \
+		--output-format=json --output='$tmp/$name.$round.json' >/dev/null"
 }
 
 # The median of the rounds, and their range.
@@ -111,7 +101,7 @@ tmp, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 def med(v):
     return statistics.median(v)
 for n in names:
-    small, lat, p99, bw, mib = [], [], [], [], []
+    small, lat, p99, sdone, bw = [], [], [], [], []
     for r in range(1, rounds + 1):
         jobs = {j["jobname"]: j["read"]
                 for j in json.load(open(f"{tmp}/{n}.{r}.json"))["jobs"]}
@@ -119,10 +109,11 @@ for n in names:
         small.append(s["runtime"] / 1000)
         lat.append(s["clat_ns"]["mean"] / 1e6)
         p99.append(s["clat_ns"]["percentile"]["99.000000"] / 1e6)
+        sdone.append(m["runtime"] / 1000)
         bw.append(m["bw_bytes"] / 1e6)
-        mib.append(m["io_bytes"] / 2**20)
-    print(f"| {n} | {med(small):.2f} ({min(small):.2f}-{max(small):.2f}) | {med(lat):.1f} | "
-          f"{med(p99):.1f} | {med(bw):.1f} ({min(bw):.1f}-{max(bw):.1f}) | {med(mib):.0f} |")
+    rng = lambda v, f: f"{med(v):{f}}" + (f" ({min(v):{f}}-{max(v):{f}})" if rounds > 1 else "")
+    print(f"| {n} | {rng(small, '.2f')} | {med(lat):.1f} | {med(p99):.1f} | "
+          f"{rng(sdone, '.2f')} | {med(bw):.1f} |")
 PY
 }
 
@@ -134,11 +125,11 @@ for r in $(seq "$rounds"); do
 	done
 done
 echo "elvdisk model=ide2003 timescale=$timescale; small reader: $small_ios dependent 4 KiB" \
-	"reads, think time $think; streamer: 256 KiB sequential reads, 4 in flight;" \
-	"median of $rounds rounds (range)"
+	"reads, think time $think; streamer: $stream in 256 KiB sequential reads, 4 in flight;" \
+	"median of $rounds round(s)"
 echo
 echo "| policy | small reader done (s) | its mean latency (ms) | its p99 (ms) |" \
-	"streamer (MB/s) | streamer read (MiB) |"
+	"streamer done (s) | streamer (MB/s) |"
 echo "|---|---:|---:|---:|---:|---:|"
 table "no filter" "${policies[@]}"
 echo

@@ -323,6 +323,9 @@ static void *timer_main(void *arg)
 	while (!d->stop) {
 		uint64_t at = elv_next_event(d->q);
 
+		/* With every slot taken a timer can do nothing; the next completion kicks. */
+		if (d->in_flight >= d->depth)
+			at = ELV_TIME_NEVER;
 		d->timer_at = at;
 		if (at == ELV_TIME_NEVER) {
 			pthread_cond_wait(&d->timer_cv, &d->lock);
