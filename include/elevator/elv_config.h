@@ -138,7 +138,8 @@
  * @brief Define to leave out streams: elv_stream_init(), elv_stream_exit() and
  * elv_stream_set_prio() return ELV_ENOSYS, so every request has no stream (elv_add() refuses
  * one with ELV_EINVAL, as for any unregistered stream). Every built-in policy works without
- * streams; anticipatory and CFQ then treat all requests as one issuer.
+ * streams; anticipatory and CFQ then lose what they do per issuer (anticipation, per-issuer
+ * time slices) and handle every request as one without a stream.
  */
 #if defined(__DOXYGEN__)
 #define ELV_NO_STREAMS
