@@ -495,6 +495,19 @@ struct elv_sim_qd_point {
 /** @brief Most points of a queue-depth curve. */
 #define ELV_SIM_MAX_QD 31
 
+/** @brief One point of the classic scenario's arrival-rate sweep (open-loop random reads). */
+struct elv_sim_rate_point {
+	double rate;    /**< Offered arrivals per second. */
+	double iops;    /**< Reads completed per second over the run. */
+	double mean_ms; /**< Mean response time (arrival to completion). */
+	double scv;     /**< Squared coefficient of variation of the response time: var / mean^2. */
+	double p99_ms;  /**< 99th percentile (nearest rank). */
+	double max_ms;  /**< Maximum. */
+};
+
+/** @brief Most points of an arrival-rate sweep. */
+#define ELV_SIM_MAX_RATES 8
+
 /** @brief Results of one scenario under one policy. */
 struct elv_sim_scn_result {
 	struct elv_sim_result run;           /**< The run (for tcq-depth: the deepest point). */
@@ -506,6 +519,8 @@ struct elv_sim_scn_result {
 	/** Drive SPTF, the QD reads issued by QD processes with one read each. */
 	struct elv_sim_qd_point curve_procs[ELV_SIM_MAX_QD];
 	double primary;                      /**< The scenario's headline metric. */
+	uint32_t nr_sweep;                   /**< Points in @c sweep (classic). */
+	struct elv_sim_rate_point sweep[ELV_SIM_MAX_RATES]; /**< Arrival-rate sweep (classic). */
 };
 
 /** @brief A scenario's report across policies. */

@@ -578,7 +578,7 @@ static const struct elv_tunable cl_t_vr[] = {
 };
 static const struct elv_tunable cl_t_sptf[] = { CL_T_WINDOW, CL_T_CYL, CL_T_UP };
 static const struct elv_tunable cl_t_asptf[] = {
-	{ "weight", "thousandths", "aging: time waited subtracted from the cost, per 1000", 500,
+	{ "weight", "thousandths", "aging: time waited subtracted from the cost, per 1000", 10,
 	  0, 1000000, CL_OFF(weight), 1 },
 	CL_T_WINDOW, CL_T_CYL, CL_T_UP,
 };

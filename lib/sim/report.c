@@ -68,6 +68,21 @@ static void json_curve(FILE *f, const char *key, const struct elv_sim_qd_point *
 	fputc(']', f);
 }
 
+static void json_sweep(FILE *f, const struct elv_sim_scn_result *sr)
+{
+	unsigned i;
+
+	fprintf(f, ",\n      \"sweep\": [");
+	for (i = 0; i < sr->nr_sweep; i++) {
+		const struct elv_sim_rate_point *p = &sr->sweep[i];
+
+		fprintf(f, "%s{\"rate\": %.6g, \"iops\": %.6g, \"mean_ms\": %.6g, \"scv\": %.6g, "
+			"\"p99_ms\": %.6g, \"max_ms\": %.6g}", i ? ", " : "", fin(p->rate),
+			fin(p->iops), fin(p->mean_ms), fin(p->scv), fin(p->p99_ms), fin(p->max_ms));
+	}
+	fputc(']', f);
+}
+
 static double sorted_seek_expect(const struct elv_sim_report *rep, const struct elv_sim_result *r)
 {
 	(void)rep;
@@ -148,6 +163,8 @@ static void json_result(FILE *f, const struct elv_sim_report *rep,
 		json_curve(f, "curve_sptf", sr->curve_sptf, sr->nr_curve);
 		json_curve(f, "curve_procs", sr->curve_procs, sr->nr_curve);
 	}
+	if (sr->nr_sweep)
+		json_sweep(f, sr);
 	fprintf(f, "}");
 }
 
@@ -341,6 +358,24 @@ static void table_tcq(FILE *f, const struct elv_sim_report *rep)
 		fprintf(f, "  parameter set predicts %.1f ops/s at QD 1\n", rep->expect_qd1_iops);
 }
 
+/* The classic sweep: one row per policy and rate. */
+static void table_sweep(FILE *f, const struct elv_sim_report *rep)
+{
+	unsigned i, k;
+
+	fprintf(f, "  open-loop random reads, response time (ms) by arrival rate; scv = "
+		"variance / mean^2\n  %-13s %7s %8s %9s %7s %9s %9s\n", "policy", "rate/s",
+		"done/s", "mean", "scv", "p99", "max");
+	for (i = 0; i < rep->nr; i++)
+		for (k = 0; k < rep->res[i].nr_sweep; k++) {
+			const struct elv_sim_rate_point *p = &rep->res[i].sweep[k];
+
+			fprintf(f, "  %-13s %7.0f %8.1f %9.1f %7.3f %9.1f %9.1f\n",
+				k ? "" : rep->res[i].run.policy, p->rate, p->iops, p->mean_ms,
+				p->scv, p->p99_ms, p->max_ms);
+		}
+}
+
 /* "p50 x p99 y" of a stream's latency, or dashes when it had no such request. */
 static void lat_cell(char *buf, size_t len, const struct elv_sim_lat *l)
 {
@@ -409,5 +444,7 @@ void elv_sim_report_table(FILE *f, const struct elv_sim_report *rep)
 		table_pct(f, rep);
 	if (rep->nr && rep->res[0].nr_curve)
 		table_tcq(f, rep);
+	if (rep->nr && rep->res[0].nr_sweep)
+		table_sweep(f, rep);
 	table_pub(f, rep);
 }

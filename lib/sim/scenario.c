@@ -227,6 +227,34 @@ static int fits_any(const struct elv_sim_dev_params *p)
 	return p->capacity >= 512 * MB_SECTORS;
 }
 
+/* ---- classic ---------------------------------------------------------------------------- */
+
+/*
+ * The setting of the classic comparisons (Teorey and Pinkerton; Geist and Daniel;
+ * Worthington, Ganger and Patt): independent random reads arriving as a Poisson stream,
+ * one command at the drive, response time against arrival rate. The rates straddle the
+ * drive's FCFS capacity (about 70 reads/s on barracuda), where the algorithms part.
+ */
+static const double classic_rates[ELV_SIM_MAX_RATES] = { 20, 35, 50, 60, 70, 80, 95, 110 };
+/* The headline point: below FCFS saturation, with queues long enough to reorder. */
+#define CLASSIC_PRIMARY_RATE 60
+
+static void build_classic(struct elv_sim_config *c, double scale)
+{
+	(void)c;
+	(void)scale; /* run_classic() builds one open-loop trace per rate */
+}
+
+static double prim_classic(const struct elv_sim_scn_result *r)
+{
+	unsigned i;
+
+	for (i = 0; i < r->nr_sweep; i++)
+		if (r->sweep[i].rate == CLASSIC_PRIMARY_RATE)
+			return r->sweep[i].mean_ms;
+	return 0;
+}
+
 static const struct scn_def scns[] = {
 	{ "seek-sort", "15 random 512-byte readers over 960,000 sectors: what sorting buys",
 	  "barracuda", pub_seek, 2, "time_s", 1, build_seek, fits_any, prim_makespan },
@@ -238,6 +266,9 @@ static const struct scn_def scns[] = {
 	  "ide2003", NULL, 0, "tree_time_s", 1, build_svs, fits_svs, prim_makespan },
 	{ "postmark-usb", "PostMark file mix on a VFAT USB stick: flash wants no idling",
 	  "usb-stick", NULL, 0, "total_time_s", 1, build_pm, fits_any, prim_makespan },
+	{ "classic", "Poisson random reads at 20..110/s, one command at the drive: the classic "
+	  "algorithms", "barracuda", NULL, 0, "mean_ms_at_60", 1, build_classic, fits_any,
+	  prim_classic },
 };
 
 #define NR_SCN (sizeof(scns) / sizeof(scns[0]))
@@ -393,6 +424,93 @@ static int run_tcq(const struct elv_sim_dev_params *dev, const struct elv_policy
 	return r;
 }
 
+/* Poisson arrivals of 512-byte reads uniform over the device, @n of them at @rate per s. */
+static void classic_trace(struct elv_sim_replay_rec *rec, size_t n, double rate,
+			  uint64_t capacity, uint64_t seed)
+{
+	struct elv_sim_rng g;
+	double t = 0;
+	size_t i;
+
+	elv_sim_rng_seed(&g, seed);
+	for (i = 0; i < n; i++) {
+		t += elv_sim_rng_exp(&g, 1e9 / rate);
+		memset(&rec[i], 0, sizeof(rec[i]));
+		rec[i].time_ns = (uint64_t)t;
+		rec[i].sector = elv_sim_rng_below(&g, capacity);
+		rec[i].nr_sectors = 1;
+		rec[i].op = ELV_OP_READ;
+		rec[i].sync = 1;
+		rec[i].pid = (uint32_t)(i % 16); /* 16 processes, requests independent */
+	}
+}
+
+/* Mean, squared coefficient of variation, p99 and max of the sorted samples. */
+static void classic_point(struct elv_sim_rate_point *pt, const struct elv_sim_result *res)
+{
+	const double *v = res->read_samples_ms;
+	size_t i, n = res->nr_read_samples;
+	double sum = 0, sq = 0, mean;
+
+	for (i = 0; i < n; i++)
+		sum += v[i];
+	mean = n ? sum / (double)n : 0;
+	for (i = 0; i < n; i++)
+		sq += (v[i] - mean) * (v[i] - mean);
+	pt->mean_ms = mean;
+	pt->scv = n > 1 && mean > 0 ? sq / (double)(n - 1) / (mean * mean) : 0;
+	pt->p99_ms = res->read_lat.p99;
+	pt->max_ms = res->read_lat.max;
+	pt->iops = res->makespan_s > 0 ? (double)res->requests / res->makespan_s : 0;
+}
+
+static int run_classic(const struct elv_sim_dev_params *dev, const struct elv_policy *pol,
+		       const struct elv_sim_scn_opts *o, struct elv_sim_scn_result *sr,
+		       struct prog *pg, double scale)
+{
+	size_t n = (size_t)scaled(2000, scale);
+	struct elv_sim_config *c = malloc(sizeof(*c));
+	struct elv_sim_replay_rec *rec = malloc(n * sizeof(*rec));
+	double base = pg->base, span = pg->span;
+	unsigned k;
+	int r = 0;
+
+	if (!c || !rec) {
+		free(c);
+		free(rec);
+		return ELV_ENOMEM;
+	}
+	for (k = 0; k < ELV_SIM_MAX_RATES && !r; k++) {
+		struct elv_sim_result res;
+
+		base_config(c, dev, o, pol);
+		/* The same arrivals for every policy at a rate: a paired comparison. */
+		classic_trace(rec, n, classic_rates[k], dev->capacity, o->seed * 1000 + k);
+		c->replay = rec;
+		c->nr_replay = n;
+		c->dev.queue_depth = 1; /* one command at the drive, as in the classic studies */
+		pg->base = base + span * k / ELV_SIM_MAX_RATES;
+		pg->span = span / ELV_SIM_MAX_RATES;
+		c->progress = o->progress ? prog_cb : NULL;
+		c->progress_ctx = pg;
+		r = elv_sim_run(c, &res);
+		if (r)
+			break;
+		sr->sweep[k].rate = classic_rates[k];
+		classic_point(&sr->sweep[k], &res);
+		sr->nr_sweep = k + 1;
+		if (classic_rates[k] == CLASSIC_PRIMARY_RATE) {
+			elv_sim_result_free(&sr->run);
+			sr->run = res;
+		} else {
+			elv_sim_result_free(&res);
+		}
+	}
+	free(rec);
+	free(c);
+	return r;
+}
+
 int elv_sim_scenario_run(unsigned i, const struct elv_policy *const *policies, unsigned nr,
 			 const struct elv_sim_scn_opts *o, struct elv_sim_report *rep)
 {
@@ -434,6 +552,8 @@ int elv_sim_scenario_run(unsigned i, const struct elv_policy *const *policies, u
 
 		if (sd->build == build_tcq) {
 			r = run_tcq(&dev, policies[k], o, sr, &pg, scale);
+		} else if (sd->build == build_classic) {
+			r = run_classic(&dev, policies[k], o, sr, &pg, scale);
 		} else {
 			base_config(c, &dev, o, policies[k]);
 			sd->build(c, scale);

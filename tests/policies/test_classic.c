@@ -563,7 +563,7 @@ static void test_tunable_ranges(void **state)
 	assert_int_equal(th_tunable(&h, "n"), 16);
 	th_teardown(&h);
 	th_setup(&h, "asptf", NULL, 1);
-	assert_int_equal(th_tunable(&h, "weight"), 500);
+	assert_int_equal(th_tunable(&h, "weight"), 10);
 	assert_int_equal(th_tunable(&h, "window"), 16);
 	th_teardown(&h);
 }
