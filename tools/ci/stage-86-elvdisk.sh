@@ -8,7 +8,8 @@
 # parameters stop nbdkit with one line naming the parameter.
 # uring-driver: every policy over a temporary file through io_uring and through the forced
 # thread-pool fallback, every read verified; under ASan and UBSan, and the thread pool under
-# valgrind. nbdkit with elvdisk runs one fio verify job under valgrind.
+# valgrind. nbdkit with elvdisk runs one fio verify job under valgrind. A small run of
+# tools/nbdkit-morton.sh checks that the experiment script works end to end.
 # Every tool is required; every wait is bounded; servers are killed by pid, also on failure.
 source "$(dirname "$0")/common.sh"
 
@@ -25,7 +26,7 @@ fi
 
 ci_configure elvdisk -DCMAKE_BUILD_TYPE=RelWithDebInfo -DELV_BUILD_TESTS=OFF \
 	-DELV_BUILD_NBDKIT=ON -DELV_URING=ON
-ci_build elvdisk --target nbdkit-elvdisk-plugin uring-driver
+ci_build elvdisk --target nbdkit-elvdisk-plugin nbdkit-elevator-filter uring-driver
 plugin="$ELV_CI_DIR/elvdisk/nbdkit/nbdkit-elvdisk-plugin.so"
 driver="$ELV_CI_DIR/elvdisk/examples/uring-driver/uring-driver"
 
@@ -266,6 +267,24 @@ for case in "${bad[@]}"; do
 	fi
 	echo "refused $args: $(cat "$tmp/bad.err")"
 done
+
+# ---- Morton's experiment, small: the script runs and every setup gives a row -------------
+
+echo "+ tools/nbdkit-morton.sh (8 MiB stream, 10 small reads, timescale 0.5, two policies)"
+STREAM=8m SMALL_IOS=10 TIMESCALE=0.5 POLICIES="noop anticipatory" \
+	timeout 300 tools/nbdkit-morton.sh "$ELV_CI_DIR/elvdisk" >"$tmp/morton.md" 2>/dev/null
+cat "$tmp/morton.md"
+python3 - "$tmp/morton.md" <<'PY'
+import sys
+rows = {}
+for l in open(sys.argv[1]):
+    f = [c.strip() for c in l.strip().strip("|").split("|")]
+    if len(f) == 6 and f[1].replace(".", "").isdigit():
+        rows[f[0]] = [float(x) for x in f[1:]]
+assert set(rows) == {"no filter", "noop", "anticipatory"}, rows
+assert all(v > 0 for r in rows.values() for v in (r[0], r[1], r[3], r[4])), rows
+print("morton: 3 setups, every figure measured")
+PY
 
 # ---- uring-driver ----------------------------------------------------------------------
 
