@@ -163,6 +163,41 @@ static void test_postmark_usb(void **state)
 	elv_sim_report_free(&rep);
 }
 
+/*
+ * classic at a fifth of the reads: every rate point is there, the open-loop reads complete at
+ * the offered rate while the drive keeps up, FCFS saturates near the drive's QD 1 rate
+ * (about 70/s) while SPTF, with the drive model's positioning estimate, keeps up at 110/s
+ * and has the lower mean there.
+ */
+static void test_classic(void **state)
+{
+	static const char *const pol[] = { "fcfs", "sptf", NULL };
+	const struct elv_sim_scn_result *f, *s;
+	unsigned k, last = ELV_SIM_MAX_RATES - 1;
+
+	(void)state;
+	run("classic", pol, 0.2);
+	f = res("fcfs");
+	s = res("sptf");
+	assert_int_equal(f->nr_sweep, ELV_SIM_MAX_RATES);
+	assert_int_equal(s->nr_sweep, ELV_SIM_MAX_RATES);
+	for (k = 0; k < ELV_SIM_MAX_RATES; k++) {
+		assert_true(f->sweep[k].rate == s->sweep[k].rate);
+		assert_true(s->sweep[k].mean_ms > 0 && s->sweep[k].scv > 0);
+		assert_true(s->sweep[k].p99_ms <= s->sweep[k].max_ms);
+	}
+	assert_true(fabs(f->sweep[0].iops / f->sweep[0].rate - 1) < 0.15);
+	assert_true(f->sweep[last].iops < 80);
+	assert_true(s->sweep[last].iops > 95);
+	assert_true(s->sweep[last].mean_ms < f->sweep[last].mean_ms);
+	/* The drive model answered SPTF's estimates: no fallback to seek distance. */
+	for (k = 0; k < s->run.nr_pstats; k++)
+		if (strcmp(s->run.pstat_name[k], "fallbacks") == 0)
+			assert_int_equal(s->run.pstat_value[k], 0);
+	assert_true(s->primary > 0);
+	elv_sim_report_free(&rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -172,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_write_bomb_cfq),
 		cmocka_unit_test(test_stream_vs_small_files),
 		cmocka_unit_test(test_postmark_usb),
+		cmocka_unit_test(test_classic),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
