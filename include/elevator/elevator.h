@@ -25,8 +25,8 @@
  * timeline (the step is subtracted). Calls that are refused do not move the clock.
  *
  * @par Callbacks
- * The host's callbacks (allow_merge, merge and trace in struct elv_config, and the function
- * given to elv_drain()) run inside a call on the queue. While one runs, every call on that
+ * The host's callbacks (allow_merge, merge, trace and position_time in struct elv_config, and
+ * the function given to elv_drain()) run inside a call on the queue. While one runs, every call on that
  * same queue that would change it (elv_add(), elv_dispatch(), elv_complete(), elv_requeue(),
  * elv_cancel(), elv_drain(), elv_switch(), elv_stream_init(), elv_stream_exit(),
  * elv_stream_set_prio(), elv_tunable_set(), elv_queue_exit(), elv_queue_destroy()) returns
