@@ -46,6 +46,21 @@ static void set_tunable(const char *name, int64_t v)
 	th_check(&h);
 }
 
+/* 1: run_static() gives the queue a positioning estimate of 1 ns per sector of seek. */
+static int with_seek_estimate;
+
+/* Seek distance from the last request the harness saw dispatched (or from @head_at_start). */
+static uint64_t head_at_start;
+
+static uint64_t seek_estimate(void *ctx, const struct elv_request *rq, uint64_t now)
+{
+	const struct th *t = ctx;
+	uint64_t head = t->nr_order ? t->order_sector[t->nr_order - 1] : head_at_start;
+
+	(void)now;
+	return rq->sector > head ? rq->sector - head : head - rq->sector;
+}
+
 static void setup(const char *policy, const struct elv_config *extra)
 {
 	struct elv_config cfg;
@@ -53,6 +68,8 @@ static void setup(const char *policy, const struct elv_config *extra)
 	memset(&cfg, 0, sizeof(cfg));
 	if (extra)
 		cfg = *extra;
+	if (with_seek_estimate)
+		cfg.position_time = seek_estimate;
 	cfg.no_merges = 1;
 	th_setup(&h, policy, &cfg, 1);
 }
@@ -79,6 +96,7 @@ static void run_static(const char *policy, const struct set *sets, unsigned nset
 
 	setup(policy, NULL);
 	before = place_head(head);
+	head_at_start = head;
 	for (i = 0; i < nsets; i++)
 		set_tunable(sets[i].name, sets[i].value);
 	for (i = 0; i < n; i++)
@@ -340,6 +358,8 @@ static void test_identities_random(void **state)
 		struct set scan[] = { { "positions", 1000 }, { "direction_up", up } };
 		struct set n1[] = { { "n", 1 }, { "direction_up", up } };
 		struct set nall[] = { { "n", n }, { "direction_up", up } };
+		struct set win[] = { { "window", 100 }, { "direction_up", up } };
+		struct set win0[] = { { "window", 100 }, { "weight", 0 }, { "direction_up", up } };
 
 		for (i = 0; i < n; i++)
 			pos[i] = rnd(1000); /* repeats happen: arrival breaks those ties */
@@ -351,6 +371,14 @@ static void test_identities_random(void **state)
 		/* SPTF without an estimate = SSTF */
 		run_static("sptf", dir, 1, head, pos, n, &a);
 		same_order(&a, &b);
+		/* SPTF and ASPTF(0) with an estimate that is seek distance alone (no rotation)
+		 * = SSTF, while the queue fits the window (200 <= 2 * 100) */
+		with_seek_estimate = 1;
+		run_static("sptf", win, 2, head, pos, n, &a);
+		same_order(&a, &b);
+		run_static("asptf", win0, 3, head, pos, n, &a);
+		same_order(&a, &b);
+		with_seek_estimate = 0;
 		/* V(1) = LOOK = SCAN's order (SCAN only travels further) */
 		run_static("vr", v1, 3, head, pos, n, &a);
 		run_static("look", dir, 1, head, pos, n, &b);
