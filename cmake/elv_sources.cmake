@@ -29,6 +29,7 @@ set(ELV_POLICY_SOURCES
 	lib/policies/cfq.c
 	lib/policies/classic.c
 	lib/policies/deadline.c
+	lib/policies/kyber.c
 	lib/policies/noop.c
 	lib/policies/registry.c
 )

@@ -413,6 +413,7 @@ ELV_API extern const struct elv_policy elv_policy_noop;         /**< FIFO with m
 ELV_API extern const struct elv_policy elv_policy_deadline;     /**< Deadline with priorities. */
 ELV_API extern const struct elv_policy elv_policy_anticipatory; /**< Anticipatory. */
 ELV_API extern const struct elv_policy elv_policy_cfq;          /**< Completely fair queueing. */
+ELV_API extern const struct elv_policy elv_policy_kyber; /**< Token depths from latency targets. */
 ELV_API extern const struct elv_policy elv_policy_fcfs;  /**< Classic: first come, first served. */
 ELV_API extern const struct elv_policy elv_policy_sstf;  /**< Classic: shortest seek first. */
 ELV_API extern const struct elv_policy elv_policy_scan;  /**< Classic: SCAN (edge to edge). */

@@ -8,6 +8,7 @@ static const struct elv_policy *const elv_builtin[] = {
 	&elv_policy_deadline,
 	&elv_policy_anticipatory,
 	&elv_policy_cfq,
+	&elv_policy_kyber,
 	/* classic algorithms */
 	&elv_policy_fcfs,
 	&elv_policy_sstf,
