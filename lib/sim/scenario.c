@@ -267,7 +267,7 @@ static const struct scn_def scns[] = {
 	{ "postmark-usb", "PostMark file mix on a VFAT USB stick: flash wants no idling",
 	  "usb-stick", NULL, 0, "total_time_s", 1, build_pm, fits_any, prim_makespan },
 	{ "classic", "Poisson random reads at 20..110/s, one command at the drive: the classic "
-	  "algorithms", "barracuda", NULL, 0, "mean_ms_at_60", 1, build_classic, fits_any,
+	  "algorithms", "barracuda", NULL, 0, "mean_ms_at_60", 1, build_classic, fits_disk,
 	  prim_classic },
 };
 
