@@ -3,8 +3,8 @@
 
     classic_md.py RESULTS_DIR [SVG_PATH]
 
-Reads classic.json and seek-sort.json (elvsim run ... --policy all --seed 1 --json) from
-RESULTS_DIR and prints Markdown. Every outcome sentence is computed: a published finding is
+Reads classic.json (elvsim run classic --policy all --seed 1 --json) and
+seek-sort-classic.json (elvsim run seek-sort --policy classic --seed 1 --json) from RESULTS_DIR and prints Markdown. Every outcome sentence is computed: a published finding is
 marked reproduced or not by a stated test on the numbers, and the explanation printed is the
 one the numbers call for. With SVG_PATH, also writes mean response time against arrival rate
 as an SVG line plot (no plotting library needed)."""
@@ -26,7 +26,7 @@ def load(name):
 
 
 cl = load("classic")
-ss = load("seek-sort")
+ss = load("seek-sort-classic")
 pols = [p for p in CLASSIC if p in cl]
 rates = [pt["rate"] for pt in cl[pols[0]]["sweep"]]
 
