@@ -467,7 +467,7 @@ static void cl_rekey(struct cl_data *d)
 	struct elv_list *l;
 
 	d->cand.root = d->cand.first = NULL;
-	d->max_pos = 0;
+	d->max_pos = cl_head(d); /* the edge stays at or beyond the head */
 	for (l = d->fifo.next; l != &d->fifo; l = l->next) {
 		struct elv_request *rq = elv_list_rq(l);
 		uint64_t pos = cl_pos(d, rq);
@@ -535,7 +535,8 @@ static int cl_check(const struct elv_queue *q)
 		prev = rq;
 		n++;
 	}
-	if (n != elv_queue_nr_queued(q) || (d->dir != 1 && d->dir != -1))
+	if (n != elv_queue_nr_queued(q) || (d->dir != 1 && d->dir != -1) ||
+	    cl_head(d) > d->max_pos)
 		return ELV_EINVAL;
 	if (cl_check_tree(d, &d->cand, 1, &in_trees) || cl_check_tree(d, &d->wait, 0, &in_trees))
 		return ELV_EINVAL;

@@ -531,6 +531,7 @@ static void test_merges(void **state)
 static void test_cylinders(void **state)
 {
 	static const uint64_t want[] = { 105, 101, 95, 130 };
+	uint64_t before;
 
 	(void)state;
 	/*
@@ -547,6 +548,18 @@ static void test_cylinders(void **state)
 	set_tunable("cylinder_sectors", 10);
 	assert_int_equal(th_run(&h, 5, 0), 4);
 	th_expect_sectors(&h, want, 4);
+	th_teardown(&h);
+	/*
+	 * The disk's edge never falls below the head when positions shrink: C-SCAN at sector
+	 * 1000, then 1000 sectors per position (head at position 1, a request at 0): up to the
+	 * edge (position 1, no travel), the return stroke (1) and 0 up to 0: travel 1.
+	 */
+	setup("cscan", NULL);
+	before = place_head(1000);
+	th_add_new(&h, R, 5, 1);
+	set_tunable("cylinder_sectors", 1000);
+	assert_int_equal(th_run(&h, 2, 0), 1);
+	assert_int_equal(th_policy_stat(&h, "travel") - before, 1);
 	th_teardown(&h);
 }
 
