@@ -33,7 +33,10 @@ printf '%s,h,0,Read,4096,4096,0\n%s,h,0,Write,8192,4096,0\n%s,h,0,Read,1048576,4
 	--csv "$tmp/full.csv" >"$tmp/full.txt" 2>"$tmp/full.err" || fail "full replay exits $?"
 [ ! -s "$tmp/full.err" ] || fail "full replay wrote to stderr: $(cat "$tmp/full.err")"
 rows=$(awk -F, '$5 == "*" && $7 == 3 && $22 == "" { n++ } END { print n + 0 }' "$tmp/full.csv")
-[ "$rows" -eq 4 ] || fail "full replay: $rows of 4 policies completed 3 requests uncut"
+# Every built-in policy, as elvsim lists them (two-space indent under "policies:").
+npol=$("$elvsim" list | awk '/^policies:/ { p = 1; next } p && /^  [^ ]/ { n++ } END { print n + 0 }')
+[ "$npol" -ge 4 ] || fail "elvsim list names $npol policies"
+[ "$rows" -eq "$npol" ] || fail "full replay: $rows of $npol policies completed 3 requests uncut"
 ok
 
 rc=0
