@@ -18,6 +18,7 @@
 #include "elevator/elevator.h"
 #include "elevator/sim.h"
 #include "elevator/sim_trace.h"
+#include "trace_scn.h"
 
 #define MAX_POL 16
 
@@ -572,6 +573,10 @@ static int cmd_list(void)
 	for (i = 0; i < elv_sim_scenario_count(); i++)
 		printf("  %-22s [%s] %s\n", elv_sim_scenario_name(i), elv_sim_scenario_device(i),
 		       elv_sim_scenario_desc(i));
+	printf("recorded traces (open loop; --closed-loop for per-process dependencies):\n");
+	for (i = 0; trace_scn_at(i); i++)
+		printf("  %-22s [%s] %s\n", trace_scn_at(i)->name, trace_scn_at(i)->device,
+		       trace_scn_at(i)->desc);
 	printf("device presets (or a parameter file, see docs/simulator.md):\n");
 	for (i = 0; elv_sim_preset_at(i); i++) {
 		struct elv_sim_dev_params p;
@@ -647,6 +652,8 @@ static int run_scenario(const struct opts *o, unsigned si, struct elv_sim_report
 	return r;
 }
 
+static int run_trace_scn(const struct trace_scn *ts, int argc, char **argv);
+
 static int cmd_run(int argc, char **argv)
 {
 	struct opts o;
@@ -659,6 +666,8 @@ static int cmd_run(int argc, char **argv)
 		return 2;
 	}
 	si = elv_sim_scenario_find(argv[2]);
+	if (si < 0 && trace_scn_find(argv[2]))
+		return run_trace_scn(trace_scn_find(argv[2]), argc, argv);
 	if (si < 0) {
 		fprintf(stderr, "elvsim: no scenario '%s' (see elvsim list)\n", argv[2]);
 		return 2;
@@ -722,38 +731,28 @@ static void print_service(const struct elv_trace_rec *recs, size_t n,
 	free(v);
 }
 
-static int cmd_replay(int argc, char **argv)
+/* Replay a trace file (plain, .xz or .gz) under every chosen policy; @p label names it. */
+static int replay_file(const struct opts *opt, const char *path, enum elv_trace_format fmt,
+		       const char *label)
 {
-	struct opts o;
+	struct opts o = *opt;
 	struct elv_trace_rec *recs = NULL;
 	struct elv_sim_replay_rec *rr;
 	struct elv_sim_report rep;
 	struct elv_sim_config *c;
 	struct tracer tr = { NULL, NULL };
-	enum elv_trace_format fmt;
 	char err[ELV_TRACE_ERR_MAX];
 	size_t n = 0, i;
 	unsigned k;
 	int r;
 
-	if (argc < 3) {
-		usage(stderr);
-		return 2;
-	}
-	memset(&o, 0, sizeof(o));
-	if (parse_opts(&o, argc, argv, 3, "ide2003") || check_sets(&o))
-		return 2;
-	if (!o.format || elv_trace_parse_format(o.format, &fmt)) {
-		fprintf(stderr, "elvsim: replay needs --format blktrace|blkparse|msr|fio|ftrace\n");
-		return 2;
-	}
-	r = elv_trace_load(argv[2], fmt, &recs, &n, err, sizeof(err));
+	r = trace_read_any(path, fmt, &recs, &n, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "elvsim: %s\n", err);
 		return 1;
 	}
 	if (!n) {
-		fprintf(stderr, "elvsim: %s holds no I/O to replay\n", argv[2]);
+		fprintf(stderr, "elvsim: %s holds no I/O to replay\n", path);
 		elv_trace_free(recs);
 		return 1;
 	}
@@ -777,7 +776,7 @@ static int cmd_replay(int argc, char **argv)
 		rr[i].pad = 0;
 		rr[i].pid = recs[i].pid;
 	}
-	rep.scenario = "replay";
+	rep.scenario = label;
 	snprintf(rep.device, sizeof(rep.device), "%s", o.dev.name);
 	rep.seed = o.seed;
 	rep.primary_name = "makespan_s";
@@ -825,6 +824,41 @@ static int cmd_replay(int argc, char **argv)
 	free(rr);
 	free(c);
 	return r < 0 ? 1 : r;
+}
+
+static int cmd_replay(int argc, char **argv)
+{
+	struct opts o;
+	enum elv_trace_format fmt;
+
+	if (argc < 3) {
+		usage(stderr);
+		return 2;
+	}
+	memset(&o, 0, sizeof(o));
+	if (parse_opts(&o, argc, argv, 3, "ide2003") || check_sets(&o))
+		return 2;
+	if (!o.format || elv_trace_parse_format(o.format, &fmt)) {
+		fprintf(stderr, "elvsim: replay needs --format blktrace|blkparse|msr|fio|ftrace\n");
+		return 2;
+	}
+	return replay_file(&o, argv[2], fmt, "replay");
+}
+
+/* elvsim run on a recorded trace (traces/, see trace_scn.h). */
+static int run_trace_scn(const struct trace_scn *ts, int argc, char **argv)
+{
+	struct opts o;
+	char path[4096];
+
+	memset(&o, 0, sizeof(o));
+	if (parse_opts(&o, argc, argv, 3, ts->device) || check_sets(&o))
+		return 2;
+	if (trace_scn_path(ts, path, sizeof(path))) {
+		fprintf(stderr, "elvsim: the trace directory path is too long\n");
+		return 1;
+	}
+	return replay_file(&o, path, ELV_TRACE_FTRACE, ts->name);
 }
 
 /* A workload from a job file, under every chosen policy. */
