@@ -11,8 +11,8 @@ for s in trace-postmark-usb trace-stream-vs-small-files trace-write-bomb; do
 	for mode in open closed; do
 		extra=()
 		[ "$mode" = closed ] && extra=(--closed-loop)
-		"$elvsim" run "$s" --policy noop,deadline,anticipatory,cfq "${extra[@]}" --quiet \
-			--json "$tmp/$s.$mode.json" 2>"$tmp/$s.$mode.err"
+		"$elvsim" run "$s" --policy noop,deadline,anticipatory,cfq "${extra[@]}" \
+			--json "$tmp/$s.$mode.json" >/dev/null 2>"$tmp/$s.$mode.err"
 		grep 'service time' "$tmp/$s.$mode.err" >"$tmp/$s.svc" || true
 	done
 done
@@ -24,7 +24,7 @@ for s in ("trace-postmark-usb", "trace-stream-vs-small-files", "trace-write-bomb
     c = json.load(open(os.path.join(d, s + ".closed.json")))
     print("### %s (%s, %d records)\n" % (s, o["device"], o["results"][0]["requests"]))
     print("| policy | open: time (s) | vs noop | read p50 / p99 (ms) | full / switch merges "
-          "| closed: time (s) | vs noop | read p50 / p99 (ms) | full / switch merges | idle (s) |")
+          "| closed: time (s) | vs noop | read p50 / p99 (ms) | full / switch merges | closed: idle (s) |")
     print("|---|---:|---:|---|---|---:|---:|---|---|---:|")
     n0 = (o["results"][0]["makespan_s"], c["results"][0]["makespan_s"])
     for ro, rc in zip(o["results"], c["results"]):

@@ -38,5 +38,8 @@ done
 python3 "$root/tools/elvsim/ftl_causes.py" "$out/postmark-usb-noidle.trace" \
 	"$out/postmark-usb-noidle.json" 10080 >"$out/postmark-usb-noidle-causes.json"
 "$elvsim" recommend --seed 1 --quiet --json "$out/recommend.json" >/dev/null
+# The "Real traces" section comes from tools/capture/trace-results.sh; keep it at the end.
+real=$(sed -n '/^## Real traces/,$p' "$root/docs/results.md")
 python3 "$root/tools/elvsim/results_md.py" "$out" >"$root/docs/results.md"
+[ -z "$real" ] || printf '\n%s\n' "$real" >>"$root/docs/results.md"
 echo "wrote docs/results.md"
