@@ -2,6 +2,7 @@
 # Linux's I/O schedulers and libelevator's policies on the same emulated disk, same fio jobs:
 #
 #   tools/kernel-compare/kernel-compare.sh [--build DIR] [--model M] [--size S] [--runtime SEC]
+#       (--size: default the model's whole capacity, so random I/O seeks as on the real disk)
 #       [--schedulers none,mq-deadline,kyber,bfq] [--policies noop,deadline,anticipatory,cfq|all]
 #       [--jobs morton,writeflood,prio,randdepth] [--json FILE] [--keep DIR]
 #
@@ -27,7 +28,7 @@ die() {
 
 build=$root/build
 model=ide2003
-size=4G
+size=
 runtime=10
 scheds=none,mq-deadline,kyber,bfq
 policies=noop,deadline,anticipatory,cfq
@@ -147,11 +148,11 @@ run_fio() {
 case $model in ssd | null | usb-stick) rot=0 ;; *) rot=1 ;; esac
 mkdir "$work/mnt"
 results=()
-echo "$me: model $model, size $size, ${runtime}s per job file and scheduler; kernel $(uname -r)" >&2
+echo "$me: model $model, size ${size:-the whole model}, ${runtime}s per job file and scheduler; kernel $(uname -r)" >&2
 for job in "${job_list[@]}"; do
 	for s in "${sched_list[@]}"; do
 		echo "$me: $job on Linux $s" >&2
-		start_nbdkit "$plugin" model="$model" size="$size"
+		start_nbdkit "$plugin" model="$model" ${size:+size="$size"}
 		nbdfuse "$work/mnt/disk" --unix "$work/d.sock" &
 		fpid=$!
 		for _ in $(seq 100); do
@@ -174,7 +175,7 @@ for job in "${job_list[@]}"; do
 	done
 	for p in "${pol_list[@]}"; do
 		echo "$me: $job on libelevator $p" >&2
-		start_nbdkit --filter="$filter" "$plugin" model="$model" size="$size" \
+		start_nbdkit --filter="$filter" "$plugin" model="$model" ${size:+size="$size"} \
 			policy="$p" rotational=$([ "$rot" -eq 1 ] && echo true || echo false)
 		out=$work/$job.elv.$p.json
 		run_fio "$job" "$out" ioengine=nbd "uri=nbd+unix:///?socket=$work/d.sock"
