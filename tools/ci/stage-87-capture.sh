@@ -14,7 +14,7 @@ fail() {
 [ "$(id -u)" -eq 0 ] || fail "stage-87 needs root (loop devices, mount, tracefs)"
 [ -e /dev/loop-control ] || fail "stage-87 needs loop devices (/dev/loop-control is missing)"
 grep -qw tracefs /proc/filesystems || fail "stage-87 needs tracefs in the kernel"
-for tool in losetup mkfs.ext4 lsblk timeout; do
+for tool in losetup mkfs.ext4 lsblk timeout xz; do
 	command -v "$tool" >/dev/null || fail "$tool not found"
 done
 
@@ -64,6 +64,12 @@ sys.exit(0 if n and min(n) >= 40 else 1)
 PY
 grep -q 'recorded in the trace' "$tmp/replay.err" || fail "no recorded service times in the replay"
 grep 'service time' "$tmp/replay.err"
+
+# The recorded traces in traces/ replay as scenarios (xz through the system's xz).
+"$elvsim" run trace-write-bomb --policy noop,cfq --closed-loop --json "$tmp/wb.json" \
+	>/dev/null 2>"$tmp/wb.err" || { cat "$tmp/wb.err" >&2; fail "elvsim run trace-write-bomb failed"; }
+grep -q 'recorded in the trace (1358 requests)' "$tmp/wb.err" ||
+	fail "trace-write-bomb did not replay its 1358 recorded requests"
 
 # 2. A failing command: its exit status comes back, everything is restored.
 rc=0
