@@ -39,7 +39,7 @@ for s in ("trace-postmark-usb", "trace-stream-vs-small-files", "trace-write-bomb
             merges(ro), rc["makespan_s"], 100 * (rc["makespan_s"] / n0[1] - 1), lat(rc),
             merges(rc), rc["idle_s"]))
     svc = open(os.path.join(d, s + ".svc")).read().strip()
-    if svc:
-        print("\nReplayed open loop: " + svc.splitlines()[0] + ".")
+    if svc:  # from the closed-loop run: the recorded times do not depend on the mode
+        print("\n" + "  \n".join("Closed loop, " + l + "." for l in svc.splitlines()))
     print()
 PY
