@@ -66,7 +66,7 @@ filter=$build/nbdkit/nbdkit-elevator-filter.so
 	die "no nbdkit modules in $build/nbdkit (build with -DELV_BUILD_NBDKIT=ON, or --build DIR)"
 if [ "$policies" = all ]; then
 	policies=$(nbdkit --filter="$filter" null --help 2>&1 |
-		sed -n 's/.*policy=NAME.*one of: *//p' | tr -d ' .' | head -1)
+		sed -n 's/^Built-in policies: //p' | tr ' ' ',')
 	[ -n "$policies" ] || die "cannot list the filter's policies"
 fi
 IFS=, read -r -a sched_list <<<"$scheds"
