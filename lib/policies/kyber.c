@@ -76,10 +76,15 @@ static const uint8_t ky_batch[KY_NR_DOMAINS] = { 16, 8, 1, 1 };
 
 struct ky_domain {
 	struct elv_list fifo[2]; /* [0] sync, [1] async; each in arrival order */
-	uint32_t nr;             /* queued in both */
 	uint32_t depth;          /* tokens */
 	uint32_t in_use;         /* tokens held by requests in flight */
+	uint32_t stamp;          /* tag of a sync request taking one of its tokens */
 	uint32_t pad;
+	/* Latency histograms (not for OTHER). edge[j] = j quarter-targets: a latency L > 0 is
+	 * in the last bucket j with L - 1 >= edge[j]. */
+	uint64_t edge[KY_BUCKETS];
+	uint32_t hist[2][KY_BUCKETS]; /* [KY_TOTAL], [KY_IO] */
+	uint64_t pad2[2]; /* 192 bytes: indexing is a shift and a multiply by 3 */
 };
 
 enum ky_stat {
@@ -100,18 +105,16 @@ struct ky_data {
 	int64_t lat_target[2]; /* read_lat_nsec, write_lat_nsec */
 
 	struct ky_domain dom[KY_NR_DOMAINS];
-	/* edge[d][j] = j quarter-targets: a latency L > 0 is in the last bucket j with
-	 * L - 1 >= edge[d][j] (edge[d][0] = 0). */
-	uint64_t edge[KY_NR_LAT][KY_BUCKETS];
-	uint32_t hist[KY_NR_LAT][2][KY_BUCKETS];
 	uint64_t window_end[KY_NR_LAT]; /* percentile deadline of the domain's window */
 	uint8_t window_open[KY_NR_LAT]; /* window_end is set */
 	int8_t p99[KY_NR_LAT];          /* remembered p99 bucket, -1 none */
 	uint8_t tick_armed;
 	uint8_t waiting;  /* the last dispatch held requests back; next_event() reports the tick */
 	uint8_t cur;      /* domain being served */
-	uint8_t batching; /* requests dispatched from it in this batch */
-	uint64_t tick;    /* when the next tick is due, while tick_armed */
+	uint8_t batch_left; /* requests it may still dispatch in this batch */
+	/* When the next tick is due, while tick_armed; else a time the hooks' clocks will not
+	 * reach for 2^63 ns, so that one comparison tells whether a tick is due. */
+	uint64_t tick;
 	uint32_t pool;      /* nr_requests: most requests in flight */
 	uint32_t async_cap; /* most async requests in flight */
 	uint32_t async_in_flight;
@@ -154,42 +157,64 @@ static inline struct elv_list *ky_fifo_of(struct ky_data *d, const struct elv_re
 
 /* ---- the in-flight stamp ------------------------------------------------------------------ */
 
-/* Byte by byte: the link is the library's struct, and these are the only accesses to it
- * that need no assumption on its layout (the compiler joins them into one load or store). */
-static inline void ky_put(unsigned char *p, uint64_t v, unsigned n)
+/*
+ * The link is the library's struct (12 bytes at least, 24 with 64-bit pointers): the stamp
+ * is copied in and out as bytes, which needs no assumption on its layout and is allowed
+ * whatever the link's type. GCC and Clang make each copy one load or store.
+ */
+#if defined(__GNUC__)
+#define KY_COPY(dst, src, n) __builtin_memcpy(dst, src, n)
+#else
+static void ky_copy(void *dst, const void *src, unsigned n)
 {
-	unsigned i;
+	unsigned char *o = dst;
+	const unsigned char *i = src;
 
-	for (i = 0; i < n; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
+	while (n--)
+		*o++ = *i++;
 }
+#define KY_COPY(dst, src, n) ky_copy(dst, src, n)
+#endif
 
-static inline uint64_t ky_get(const unsigned char *p, unsigned n)
-{
-	uint64_t v = 0;
-	unsigned i;
+#if defined(__GNUC__)
+#define KY_COLD __attribute__((noinline, cold))
+#define KY_NOINLINE __attribute__((noinline))
+#define KY_UNLIKELY(x) ((int)__builtin_expect(!!(x), 0))
+#else
+#define KY_COLD
+#define KY_NOINLINE
+#define KY_UNLIKELY(x) (x)
+#endif
 
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
+#define KY_STAMP_TAG 8 /* offset of the tag; the dispatch time is at 0 */
 
 static inline void ky_stamp(struct elv_request *rq, uint64_t t, uint32_t tag)
 {
 	unsigned char *p = (unsigned char *)elv_rq_rb(rq);
 
-	ky_put(p, t, 8);
-	ky_put(p + 8, tag, 4);
+	KY_COPY(p, &t, 8);
+	KY_COPY(p + KY_STAMP_TAG, &tag, 4);
+}
+
+static inline void ky_stamp_set_tag(struct elv_request *rq, uint32_t tag)
+{
+	KY_COPY((unsigned char *)elv_rq_rb(rq) + KY_STAMP_TAG, &tag, 4);
 }
 
 static inline uint32_t ky_stamp_tag(const struct elv_request *rq)
 {
-	return (uint32_t)ky_get((const unsigned char *)elv_rq_rb(rq) + 8, 4);
+	uint32_t tag;
+
+	KY_COPY(&tag, (const unsigned char *)elv_rq_rb(rq) + KY_STAMP_TAG, 4);
+	return tag;
 }
 
 static inline uint64_t ky_stamp_time(const struct elv_request *rq)
 {
-	return ky_get((const unsigned char *)elv_rq_rb(rq), 8);
+	uint64_t t;
+
+	KY_COPY(&t, (const unsigned char *)elv_rq_rb(rq), 8);
+	return t;
 }
 
 /* ---- latency histograms and the tick ------------------------------------------------------ */
@@ -204,19 +229,29 @@ static void ky_set_edges(struct ky_data *d)
 		uint64_t width = target / 4 ? target / 4 : 1;
 
 		for (j = 0; j < KY_BUCKETS; j++)
-			d->edge[dom][j] = width * j;
+			d->dom[dom].edge[j] = width * j;
 	}
 }
 
-/* min((lat - 1) / width, 7), and 0 for 0, by three comparisons instead of a division. */
+/*
+ * min((lat - 1) / width, 7), and 0 for 0, by comparisons instead of a division: one by one
+ * up to the target, where a controlled domain's samples mostly fall, then by halves.
+ */
 static inline unsigned ky_bucket(const uint64_t *edge, uint64_t lat)
 {
 	uint64_t x = lat ? lat - 1 : 0;
-	unsigned b = x >= edge[4] ? 4u : 0u;
+	unsigned b;
 
-	b += x >= edge[b + 2] ? 2u : 0u;
-	b += x >= edge[b + 1] ? 1u : 0u;
-	return b;
+	if (x < edge[1])
+		return 0;
+	if (x < edge[2])
+		return 1;
+	if (x < edge[3])
+		return 2;
+	if (x < edge[4])
+		return 3;
+	b = x >= edge[6] ? 6u : 4u;
+	return b + (x >= edge[b + 1]);
 }
 
 /*
@@ -227,7 +262,7 @@ static inline unsigned ky_bucket(const uint64_t *edge, uint64_t lat)
 static int ky_percentile(struct ky_data *d, unsigned dom, unsigned type, unsigned pct,
 			 uint64_t now)
 {
-	uint32_t *h = d->hist[dom][type];
+	uint32_t *h = d->dom[dom].hist[type];
 	uint64_t n = 0, want;
 	unsigned b;
 
@@ -264,8 +299,9 @@ static void ky_resize(struct ky_data *d, unsigned dom, int p99)
 	}
 }
 
+
 /* The tick due at @t: congestion from the I/O p90s, then each depth from its total p99. */
-static void ky_tick_run(struct ky_data *d, uint64_t t)
+static KY_COLD void ky_tick_run(struct ky_data *d, uint64_t t)
 {
 	int bad = 0, p;
 	unsigned dom;
@@ -292,11 +328,28 @@ static void ky_tick_run(struct ky_data *d, uint64_t t)
 	}
 }
 
-/* Every hook first does the work of a tick that fell due, as of its due time. */
+/* The tick time passed: run the tick if one is armed, and put the time out of reach. */
+static KY_COLD void ky_tick_pass(struct ky_data *d, uint64_t now)
+{
+	if (d->tick_armed)
+		ky_tick_run(d, d->tick);
+	d->tick = now + (uint64_t)INT64_MAX;
+}
+
+static inline int ky_tick_passed(const struct ky_data *d, uint64_t now)
+{
+	return KY_UNLIKELY(elv_time_after_eq(now, d->tick));
+}
+
+/*
+ * dispatch() and complete() first do the work of a tick that fell due, as of its due time:
+ * the tick reads only the histograms, which only complete() changes, and it changes only
+ * the depths, which only dispatch() reads, so add() and requeue() need not look.
+ */
 static inline void ky_catch_up(struct ky_data *d, uint64_t now)
 {
-	if (d->tick_armed && elv_time_after_eq(now, d->tick))
-		ky_tick_run(d, d->tick);
+	if (ky_tick_passed(d, now))
+		ky_tick_pass(d, now);
 }
 
 /* ---- hooks -------------------------------------------------------------------------------- */
@@ -317,6 +370,7 @@ static void ky_init(struct elv_queue *q)
 	for (i = 0; i < KY_NR_LAT; i++)
 		d->p99[i] = -1;
 	d->cur = KY_READ;
+	d->batch_left = ky_batch[KY_READ];
 	d->pool = cfg && cfg->nr_requests ? cfg->nr_requests : 128u;
 	d->async_cap = d->pool * KY_ASYNC_PERCENT / 100u;
 	if (d->async_cap == 0)
@@ -328,6 +382,8 @@ static void ky_init(struct elv_queue *q)
 				     : 0u;
 	id ^= (uint32_t)((uintptr_t)d >> 3) * 0x9e3779b1u;
 	d->tag = (id | 1u) << KY_TAG_SHIFT;
+	for (i = 0; i < KY_NR_DOMAINS; i++)
+		d->dom[i].stamp = d->tag | KY_TAG_TOKEN | i;
 	ky_set_edges(d);
 }
 
@@ -337,32 +393,51 @@ static void ky_tunable_changed(struct elv_queue *q, const struct elv_tunable *t)
 	ky_set_edges(ky_of(q));
 }
 
+static KY_COLD void ky_add_unordered(struct elv_list *fifo, struct elv_request *rq)
+{
+	elv_fifo_insert_sorted(fifo, rq);
+}
+
 static void ky_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct ky_data *d = ky_of(q);
+	struct elv_list *fifo = rq->op == ELV_OP_READ ? &d->dom[KY_READ].fifo[0] : ky_fifo_of(d, rq);
+	struct elv_list *tail = fifo->prev;
 
-	ky_catch_up(d, now);
-	d->dom[ky_domain_of(rq)].nr++;
+	(void)now;
 	/* New requests are the youngest; a switch or barrier release may re-add older ones. */
-	elv_fifo_insert_sorted(ky_fifo_of(d, rq), rq);
+	if (KY_UNLIKELY(tail != fifo && elv_rq_seq_cmp(elv_list_rq(tail), rq) > 0))
+		ky_add_unordered(fifo, rq);
+	else
+		elv_list_insert(elv_rq_fifo(rq), tail, fifo);
 }
 
 static void ky_remove(struct elv_queue *q, struct elv_request *rq)
 {
-	struct ky_data *d = ky_of(q);
-
-	d->dom[ky_domain_of(rq)].nr--;
+	(void)q;
 	elv_list_del(elv_rq_fifo(rq));
+}
+
+/* Dispatch @rq, the head of FIFO @async of domain @kd: it takes a token and is stamped. */
+static inline void ky_take(struct ky_data *d, struct ky_domain *kd, unsigned async,
+			   struct elv_request *rq, uint64_t now)
+{
+	elv_list_del(elv_rq_fifo(rq));
+	kd->in_use++;
+	d->async_in_flight += async;
+	d->batch_left--;
+	ky_stamp(rq, now, kd->stamp | (async ? KY_TAG_ASYNC : 0u));
 }
 
 /* Take a request from domain @dom if it has one and a token; NULL otherwise. */
 static struct elv_request *ky_try(struct ky_data *d, unsigned dom, uint64_t now, int force)
 {
 	struct ky_domain *kd = &d->dom[dom];
-	struct elv_request *s, *a, *rq;
+	struct elv_request *s = elv_list_first_rq(&kd->fifo[0]);
+	struct elv_request *a = elv_list_first_rq(&kd->fifo[1]);
 	unsigned async;
 
-	if (kd->nr == 0)
+	if (!s && !a)
 		return NULL;
 	if (kd->in_use >= kd->depth) {
 		if (!force) {
@@ -371,8 +446,6 @@ static struct elv_request *ky_try(struct ky_data *d, unsigned dom, uint64_t now,
 		}
 		d->stats[KY_ST_FORCED]++;
 	}
-	s = elv_list_first_rq(&kd->fifo[0]);
-	a = elv_list_first_rq(&kd->fifo[1]);
 	async = a && (!s || elv_rq_seq_cmp(a, s) < 0);
 	if (async && d->async_in_flight >= d->async_cap) {
 		if (force) {
@@ -384,19 +457,26 @@ static struct elv_request *ky_try(struct ky_data *d, unsigned dom, uint64_t now,
 			return NULL;
 		}
 	}
-	rq = async ? a : s;
-	elv_list_del(elv_rq_fifo(rq));
-	kd->nr--;
-	kd->in_use++;
-	d->async_in_flight += async;
-	d->batching++;
-	ky_stamp(rq, now, d->tag | (async ? KY_TAG_ASYNC : 0u) | KY_TAG_TOKEN | dom);
-	return rq;
+	ky_take(d, kd, async, async ? a : s, now);
+	return async ? a : s;
 }
 
-static struct elv_request *ky_dispatch(struct elv_queue *q, uint64_t now, int force)
+/* 1 when every domain but @dom holds no request. */
+static inline int ky_others_empty(const struct ky_data *d, unsigned dom)
 {
-	struct ky_data *d = ky_of(q);
+	unsigned i;
+
+	for (i = 0; i < KY_NR_DOMAINS; i++)
+		if (i != dom && (!elv_list_empty(&d->dom[i].fifo[0]) ||
+				 !elv_list_empty(&d->dom[i].fifo[1])))
+			return 0;
+	return 1;
+}
+
+/* Every case of dispatch() but a batch going on with sync requests only (ky_dispatch()). */
+static KY_NOINLINE struct elv_request *ky_dispatch_slow(struct elv_queue *q, struct ky_data *d,
+						       uint64_t now, int force)
+{
 	struct elv_request *rq;
 	unsigned i;
 
@@ -409,15 +489,15 @@ static struct elv_request *ky_dispatch(struct elv_queue *q, uint64_t now, int fo
 		}
 		d->stats[KY_ST_FORCED]++;
 	}
-	if (d->batching < ky_batch[d->cur]) {
+	if (d->batch_left) {
 		rq = ky_try(d, d->cur, now, force);
 		if (rq)
 			goto out;
 	}
-	d->batching = 0;
-	/* Round the domains once, ending with the one just served. */
+	/* Round the domains once, ending with the one just served; each starts a batch. */
 	for (i = 0; i < KY_NR_DOMAINS; i++) {
 		d->cur = (uint8_t)((d->cur + 1) & (KY_NR_DOMAINS - 1));
+		d->batch_left = ky_batch[d->cur];
 		rq = ky_try(d, d->cur, now, force);
 		if (rq)
 			goto out;
@@ -429,37 +509,59 @@ out:
 	return rq;
 }
 
+static struct elv_request *ky_dispatch(struct elv_queue *q, uint64_t now, int force)
+{
+	struct ky_data *d = ky_of(q);
+	unsigned dom = d->cur;
+	struct ky_domain *kd = &d->dom[dom];
+	struct elv_request *rq = elv_list_first_rq(&kd->fifo[0]);
+
+	/* The common case: no tick due, room in the pool, the batch goes on, a token free and
+	 * only sync requests in the domain (no async share to weigh). */
+	if (ky_tick_passed(d, now) || !rq || kd->in_use >= kd->depth ||
+	    !elv_list_empty(&kd->fifo[1]) || elv_queue_head(q)->nr_in_flight >= d->pool)
+		return ky_dispatch_slow(q, d, now, force);
+	/* The batch is over, and the round would come back here: every other domain is empty. */
+	if (KY_UNLIKELY(!d->batch_left)) {
+		if (!ky_others_empty(d, dom))
+			return ky_dispatch_slow(q, d, now, force);
+		d->batch_left = ky_batch[dom];
+	}
+	ky_take(d, kd, 0, rq, now);
+	d->waiting = 0;
+	return rq;
+}
+
 /*
  * @rq leaves the device (@done: completed, else given back). A request this instance
  * stamped returns its token; a completed one adds its samples and arms the tick.
  */
-static void ky_back(struct ky_data *d, struct elv_request *rq, uint64_t now, int done)
+static inline void ky_back(struct ky_data *d, struct elv_request *rq, uint64_t now, int done)
 {
 	uint32_t tag = ky_stamp_tag(rq);
-	unsigned dom = tag & 3u;
+	struct ky_domain *kd = &d->dom[tag & 3u];
 	uint64_t io_start;
 
-	if ((tag >> KY_TAG_SHIFT) != (d->tag >> KY_TAG_SHIFT))
+	if ((tag ^ d->tag) >> KY_TAG_SHIFT)
 		return;
 	/* The counts guard against a stale stamp of an earlier instance that matched. */
 	if (tag & KY_TAG_TOKEN) {
-		if (d->dom[dom].in_use)
-			d->dom[dom].in_use--;
+		if (kd->in_use)
+			kd->in_use--;
 		if ((tag & KY_TAG_ASYNC) && d->async_in_flight)
 			d->async_in_flight--;
 	}
 	io_start = ky_stamp_time(rq);
 	if (!done) {
 		/* The core sends it again by itself: keep the dispatch time, drop the token. */
-		ky_put((unsigned char *)elv_rq_rb(rq) + 8,
-		       tag & ~(uint32_t)(KY_TAG_TOKEN | KY_TAG_ASYNC), 4);
+		ky_stamp_set_tag(rq, tag & ~(uint32_t)(KY_TAG_TOKEN | KY_TAG_ASYNC));
 		return;
 	}
-	ky_put((unsigned char *)elv_rq_rb(rq) + 8, 0, 4);
-	if (dom == KY_OTHER)
+	ky_stamp_set_tag(rq, 0);
+	if ((tag & 3u) == KY_OTHER)
 		return;
-	d->hist[dom][KY_TOTAL][ky_bucket(d->edge[dom], now - elv_rq_time(rq))]++;
-	d->hist[dom][KY_IO][ky_bucket(d->edge[dom], now - io_start)]++;
+	kd->hist[KY_TOTAL][ky_bucket(kd->edge, now - elv_rq_time(rq))]++;
+	kd->hist[KY_IO][ky_bucket(kd->edge, now - io_start)]++;
 	/* Only ever earlier: an armed tick is due by now + KY_TICK_NS already. */
 	if (!d->tick_armed) {
 		d->tick = now + KY_TICK_NS;
@@ -467,20 +569,25 @@ static void ky_back(struct ky_data *d, struct elv_request *rq, uint64_t now, int
 	}
 }
 
-static void ky_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+static KY_NOINLINE void ky_complete_due(struct ky_data *d, struct elv_request *rq, uint64_t now)
 {
-	struct ky_data *d = ky_of(q);
-
 	ky_catch_up(d, now);
 	ky_back(d, rq, now, 1);
 }
 
-static void ky_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+static void ky_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct ky_data *d = ky_of(q);
 
-	ky_catch_up(d, now);
-	ky_back(d, rq, now, 0);
+	if (ky_tick_passed(d, now))
+		ky_complete_due(d, rq, now);
+	else
+		ky_back(d, rq, now, 1);
+}
+
+static void ky_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	ky_back(ky_of(q), rq, now, 0);
 }
 
 static uint64_t ky_next_event(const struct elv_queue *q)
@@ -505,22 +612,32 @@ static struct elv_request *ky_oldest(struct elv_queue *q)
 }
 
 /*
- * A queued request @rq could be joined with: Kyber keeps no sector order, so only the
- * youngest request of @rq's own FIFO is looked at (a stream written backwards, or two
- * requests that met), as noop does.
+ * A queued request of operation @op starting at @sector: Kyber keeps no sector order, so
+ * only the youngest request of each FIFO of the domain is looked at (a stream written
+ * backwards, or two requests that met), as noop does. Being this cheap, it spares the core
+ * the filter it keeps for find_next() lookups.
  */
-static struct elv_request *ky_find_next(struct elv_queue *q, const struct elv_request *rq)
+/* The youngest request of @fifo if it starts at @sector (the core then applies its merge
+ * rules, as for every candidate). */
+static inline struct elv_request *ky_tail_at(const struct elv_list *fifo, uint64_t sector)
 {
-	struct elv_list *fifo = ky_fifo_of(ky_of(q), rq);
-	struct elv_request *last;
+	struct elv_request *last = elv_list_rq(fifo->prev);
 
-	if (elv_list_empty(fifo))
-		return NULL;
-	last = elv_list_rq(fifo->prev);
-	return last != rq && last->op == rq->op && last->sector == elv_rq_end(rq) &&
-		       elv_rq_mergeable(last)
-		       ? last
-		       : NULL;
+	return fifo->prev != fifo && last->sector == sector ? last : NULL;
+}
+
+static struct elv_request *ky_find_start(struct elv_queue *q, uint64_t sector, uint8_t op)
+{
+	struct ky_data *d = ky_of(q);
+	struct ky_domain *kd;
+	struct elv_request *rq;
+
+	/* A domain holds one operation; reads have no async FIFO. */
+	if (op == ELV_OP_READ)
+		return ky_tail_at(&d->dom[KY_READ].fifo[0], sector);
+	kd = &d->dom[op <= ELV_OP_DISCARD ? op : KY_OTHER];
+	rq = ky_tail_at(&kd->fifo[0], sector);
+	return rq ? rq : ky_tail_at(&kd->fifo[1], sector);
 }
 
 static void ky_merged(struct elv_queue *q, struct elv_request *rq, enum elv_merge_kind kind,
@@ -582,7 +699,7 @@ static int ky_check(const struct elv_queue *q)
 	uint32_t tokens = 0, total = 0;
 	unsigned i;
 
-	if (d->cur >= KY_NR_DOMAINS || d->batching > ky_batch[d->cur] || d->pool == 0 ||
+	if (d->cur >= KY_NR_DOMAINS || d->batch_left > ky_batch[d->cur] || d->pool == 0 ||
 	    d->async_cap == 0 || d->async_cap > d->pool)
 		return ELV_EINVAL;
 	for (i = 0; i < p->nr_tunables; i++) {
@@ -597,10 +714,9 @@ static int ky_check(const struct elv_queue *q)
 		int64_t s = ky_check_fifo(&kd->fifo[0], i, 0);
 		int64_t a = ky_check_fifo(&kd->fifo[1], i, 1);
 
-		if (s < 0 || a < 0 || (uint64_t)(s + a) != kd->nr || kd->depth < 1 ||
-		    kd->depth > ky_max_depth[i])
+		if (s < 0 || a < 0 || kd->depth < 1 || kd->depth > ky_max_depth[i])
 			return ELV_EINVAL;
-		total += kd->nr;
+		total += (uint32_t)(s + a);
 		tokens += kd->in_use;
 	}
 	for (i = 0; i < KY_NR_LAT; i++)
@@ -635,7 +751,7 @@ const struct elv_policy elv_policy_kyber = {
 	.add = ky_add,
 	.remove = ky_remove,
 	.merged = ELV_POLICY_MERGE(ky_merged),
-	.find_next = ELV_POLICY_FRONT(ky_find_next),
+	.find_start = ELV_POLICY_FRONT(ky_find_start),
 	.dispatch = ky_dispatch,
 	.oldest = ky_oldest,
 	.requeue = ky_requeue,

@@ -546,7 +546,7 @@ static void add_case(struct bench_case *out, unsigned *n, const char *impl, unsi
 
 static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 {
-	static const char *const impls[] = { "noop", "deadline", "anticipatory", "cfq",
+	static const char *const impls[] = { "noop", "deadline", "anticipatory", "cfq", "kyber",
 					     "baseline-fifo", "baseline-sorted-list",
 					     "baseline-hash-fifo", "baseline-rbtree-fifo" };
 	unsigned n = 0, i, d, s;
