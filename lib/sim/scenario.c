@@ -255,6 +255,37 @@ static double prim_classic(const struct elv_sim_scn_result *r)
 	return 0;
 }
 
+/* ---- ssd-write-flood ------------------------------------------------------------------- */
+
+static void build_swf(struct elv_sim_config *c, double scale)
+{
+	uint64_t cap = c->dev.capacity;
+	struct elv_sim_stream_spec *w = add_stream(c, "flood", ELV_SIM_WRITER);
+	struct elv_sim_stream_spec *r = add_stream(c, "reader", ELV_SIM_SYNC_READER);
+
+	/* Writeback of a large file: 128 KiB asynchronous writes, 128 of them queued (the
+	 * request pool), until the reader is done. */
+	w->region_start = align8(cap / 2);
+	w->region_len = align8(cap / 4);
+	w->rq_sectors = 256;
+	w->depth = 128;
+	w->background = 1;
+	/* A latency-sensitive reader: dependent random 4 KiB reads, a millisecond of work
+	 * between them. */
+	r->pattern = ELV_SIM_RANDOM;
+	r->region_start = 0;
+	r->region_len = align8(cap / 4);
+	r->rq_sectors = 8;
+	r->think_ms = 1;
+	r->exp_think = 1;
+	r->count = scaled(2000, scale);
+}
+
+static int fits_ssd(const struct elv_sim_dev_params *p)
+{
+	return p->kind == ELV_SIM_DEV_SSD && p->capacity >= 512 * MB_SECTORS;
+}
+
 static const struct scn_def scns[] = {
 	{ "seek-sort", "15 random 512-byte readers over 960,000 sectors: what sorting buys",
 	  "barracuda", pub_seek, 2, "time_s", 1, build_seek, fits_any, prim_makespan },
@@ -269,6 +300,8 @@ static const struct scn_def scns[] = {
 	{ "classic", "Poisson random reads at 20..110/s, one command at the drive: the classic "
 	  "algorithms", "barracuda", NULL, 0, "mean_ms_at_60", 1, build_classic, fits_disk,
 	  prim_classic },
+	{ "ssd-write-flood", "a flood of buffered writes against a latency-sensitive reader",
+	  "ssd", NULL, 0, "read_p99_ms", 1, build_swf, fits_ssd, prim_wb },
 };
 
 #define NR_SCN (sizeof(scns) / sizeof(scns[0]))
