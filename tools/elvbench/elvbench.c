@@ -548,14 +548,21 @@ static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 {
 	static const char *const impls[] = { "noop", "deadline", "anticipatory", "cfq", "kyber",
 					     "baseline-fifo", "baseline-sorted-list",
-					     "baseline-hash-fifo", "baseline-rbtree-fifo" };
+					     "baseline-hash-fifo", "baseline-rbtree-fifo",
+					     /* the classic algorithms: random reads only */
+					     "fcfs", "sstf", "scan", "look", "cscan", "clook",
+					     "nscan", "fscan", "vr", "sptf", "asptf" };
 	unsigned n = 0, i, d, s;
+	int in_classic = 0;
 
 	for (i = 0; i < sizeof(impls) / sizeof(impls[0]); i++) {
 		const char *impl = impls[i];
 		int per_stream = !strcmp(impl, "anticipatory") || !strcmp(impl, "cfq");
 		int baseline = !strncmp(impl, "baseline", 8);
+		int classic;
 
+		in_classic |= !strcmp(impl, "fcfs"); /* the list ends with the classic ones */
+		classic = in_classic;
 		if (only && strcmp(only, impl))
 			continue;
 		if (!baseline && !elv_policy_find(impl))
@@ -578,7 +585,7 @@ static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 			/* Priced against deadline: its two patterns without merges. */
 			if (!strcmp(impl, "baseline-rbtree-fifo"))
 				add_case(out, &n, impl, depth, 0, "mixed");
-			if (baseline)
+			if (baseline || classic)
 				continue;
 			add_case(out, &n, impl, depth, per_stream ? 64 : 0, "mixed");
 			add_case(out, &n, impl, depth, per_stream ? 64 : 16, "sequential");
@@ -698,7 +705,7 @@ static int alloc_counter_works(void)
 
 int main(int argc, char **argv)
 {
-	static struct bench_case cases[512];
+	static struct bench_case cases[1024];
 	static struct bench_result res[512];
 	const char *json = NULL, *only = NULL;
 	int quick = 0, instr = 0, runs = 5, i, bad = 0;
