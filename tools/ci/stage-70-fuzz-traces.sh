@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzz the four trace readers (blktrace, blkparse, MSR, fio) with libFuzzer under ASan and
+# Fuzz the five trace readers (blktrace, blkparse, MSR, fio, ftrace) with libFuzzer under ASan and
 # UBSan, 60 s each from the seed corpus in tests/fuzz/corpus/. Any crash, leak, sanitizer
 # report or broken promise about the records fails the stage; the artifact is left in
 # build-ci/fuzz-traces/artifacts/. ELV_FUZZ_SECONDS overrides the time per target.
