@@ -73,6 +73,8 @@ single=$(for p in $policies; do
 	fi
 done)
 four="noop deadline anticipatory cfq"
+# classic.c defines eleven policies that share their code: one row, linked through sstf.
+[ ! -f "$objs/classic.o" ] || single="$single classic"
 
 # The minimal configuration: every optional feature left out (elv_min_config.h).
 "$root/tests/embedded/freestanding.sh" --cc arm --opt -Os --no-assert --config elv_min_config.h \
@@ -236,6 +238,7 @@ probe() {
 			case $p in
 			all) pp="" sel="$policies" label="every built-in policy, lookup by name" ;;
 			four) pp=four sel=$four label="noop, deadline, anticipatory and cfq" ;;
+			classic) pp=sstf sel=classic label="sstf (any classic algorithm: one file)" ;;
 			*) pp=$p sel=$p label=$p ;;
 			esac
 			if [ "$cfg" = full ]; then
