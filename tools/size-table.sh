@@ -156,6 +156,7 @@ probe_def() {
 	case ${policy:-} in
 	"") ;;
 	four) echo -DELV_PROBE_FOUR ;;
+	classic) echo "-DELV_PROBE_POLICY=elv_policy_sstf" ;; # the file's policies share its code
 	*) echo "-DELV_PROBE_POLICY=elv_policy_$policy" ;;
 	esac
 }
