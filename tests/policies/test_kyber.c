@@ -47,9 +47,17 @@ static struct elv_queue *kq;
 static uint64_t know, kserial;
 static uint64_t kservice[4]; /* by op */
 
+static int kcheck_each = 1; /* 0: the wave scenarios check once per step instead */
+
 static void k_check(void)
 {
 	assert_int_equal(elv_queue_check(kq), 0);
+}
+
+static void k_check_call(void)
+{
+	if (kcheck_each)
+		k_check();
 }
 
 static void k_setup(uint32_t nr_requests, uint64_t start)
@@ -65,6 +73,7 @@ static void k_setup(uint32_t nr_requests, uint64_t start)
 	assert_int_equal(elv_queue_init(&kq, kmem, sizeof(kmem), p, &cfg), 0);
 	know = start;
 	kserial = 1;
+	kcheck_each = 1;
 	kservice[R] = STEP;
 	kservice[W] = 100 * STEP;
 	kservice[ELV_OP_DISCARD] = STEP;
@@ -89,7 +98,7 @@ static struct kio *k_add(uint8_t op, uint8_t flags)
 		io->rq.sector = op == ELV_OP_FLUSH ? 0 : (kserial++) * 16;
 		io->rq.nr_sectors = op == ELV_OP_FLUSH ? 0 : 8;
 		assert_int_equal(elv_add(kq, &io->rq, know), 0);
-		k_check();
+		k_check_call();
 		return io;
 	}
 	fail_msg("request pool exhausted");
@@ -109,7 +118,7 @@ static unsigned k_dispatch(unsigned flags)
 		io->in_flight = 1;
 		io->done_at = know + kservice[rq->op];
 		n++;
-		k_check();
+		k_check_call();
 	}
 	assert_int_equal(err, ELV_EAGAIN);
 	return n;
@@ -120,7 +129,7 @@ static void k_complete(struct kio *io)
 	assert_int_equal(elv_complete(kq, &io->rq, know), 0);
 	io->in_flight = 0;
 	io->used = 0;
-	k_check();
+	k_check_call();
 }
 
 /* Complete, in pool order, every request in flight due by now (wrap-safe). */
@@ -179,6 +188,7 @@ static void k_teardown(void)
 	} while ((elv_queue_nr_queued(kq) || elv_queue_nr_in_flight(kq)) && ++rounds < 1000);
 	assert_int_equal(elv_queue_nr_queued(kq), 0);
 	assert_int_equal(elv_queue_nr_in_flight(kq), 0);
+	k_check();
 	assert_int_equal(elv_queue_exit(kq), 0);
 }
 
@@ -206,6 +216,9 @@ static void k_step(const struct wave *w, uint64_t base, uint64_t s)
 			k_add(R, 0);
 	assert_int_equal(k_dispatch(0), n);
 	assert_int_equal(elv_queue_nr_queued(kq), 0); /* nothing waits: latency = service */
+	/* Thousands of requests a step: the invariants are checked once per step. */
+	kcheck_each = 0;
+	k_check();
 }
 
 /* ---- 1. batching ratio ------------------------------------------------------------------- */
@@ -292,7 +305,7 @@ static void congestion_run(uint64_t base)
 	assert_int_equal(k_stat("resizes"), 1);
 	last = 64;
 	seen = 1;
-	for (s = 670; s < 10000; s++) { /* 3 s */
+	for (s = 670; s < 4000; s++) { /* to 1.2 s */
 		uint64_t d;
 
 		k_step(&w, base, s);
@@ -329,7 +342,8 @@ static void test_congestion_across_wrap(void **state)
 
 /*
  * Reads 0.3 ms (bucket 0), writes 0.9 ms (bucket 0) in waves of 128 every 3 steps: every
- * p90 and p99 is within target, so no tick resizes anything over 3 s (about 30 ticks).
+ * p90 and p99 is within target, so no tick resizes anything over 1.2 s (11 ticks: the first
+ * at 100.3 ms, then about every 100.3 ms).
  */
 static void test_no_congestion_no_change(void **state)
 {
@@ -338,9 +352,9 @@ static void test_no_congestion_no_change(void **state)
 
 	(void)state;
 	k_setup(1024, 5 * MS);
-	for (s = 0; s < 10000; s++)
+	for (s = 0; s < 4000; s++)
 		k_step(&w, 5 * MS, s);
-	assert_true(k_stat("ticks") >= 25);
+	assert_true(k_stat("ticks") >= 10);
 	assert_int_equal(k_stat("resizes"), 0);
 	assert_int_equal(k_stat("read_depth"), 256);
 	assert_int_equal(k_stat("write_depth"), 128);
