@@ -82,6 +82,11 @@ loop=
 fused=0
 cleanup_run() {
 	set +e
+	if [ -n "${fio_pid:-}" ]; then
+		kill "$fio_pid" 2>/dev/null # timeout(1) passes it on to fio
+		wait "$fio_pid" 2>/dev/null
+		fio_pid=
+	fi
 	if [ -n "$loop" ]; then
 		losetup -d "$loop"
 		loop=
@@ -139,10 +144,13 @@ run_fio() {
 		printf '%s\n' "$@"
 		cat "$here/jobs/$job.fio"
 	} >"$work/job.fio"
+	# In the background and waited for, so that a signal is handled at once.
 	KC_RUNTIME=$runtime KC_RUNTIME_QUARTER=$(((runtime + 3) / 4)) \
 		timeout $((runtime * 2 + 60)) fio --output-format=json --output="$out" \
-		"$work/job.fio" >/dev/null 2>"$work/fio.err" ||
-		{ cat "$work/fio.err" >&2; die "fio failed on $job (see above)"; }
+		"$work/job.fio" >/dev/null 2>"$work/fio.err" &
+	fio_pid=$!
+	wait "$fio_pid" || { fio_pid=; cat "$work/fio.err" >&2; die "fio failed on $job (see above)"; }
+	fio_pid=
 }
 
 case $model in ssd | null | usb-stick) rot=0 ;; *) rot=1 ;; esac
