@@ -79,12 +79,13 @@ struct ky_domain {
 	uint32_t depth;          /* tokens */
 	uint32_t in_use;         /* tokens held by requests in flight */
 	uint32_t stamp;          /* tag of a sync request taking one of its tokens */
-	uint32_t pad;
+	uint32_t max_depth;      /* most tokens */
 	/* Latency histograms (not for OTHER). edge[j] = j quarter-targets: a latency L > 0 is
 	 * in the last bucket j with L - 1 >= edge[j]. */
 	uint64_t edge[KY_BUCKETS];
 	uint32_t hist[2][KY_BUCKETS]; /* [KY_TOTAL], [KY_IO] */
-	uint64_t pad2[2]; /* 192 bytes: indexing is a shift and a multiply by 3 */
+	/* 192 bytes in all: indexing is a multiply by 3 and a shift */
+	uint64_t pad[2]; /* cppcheck-suppress unusedStructMember */
 };
 
 enum ky_stat {
@@ -107,7 +108,7 @@ struct ky_data {
 	struct ky_domain dom[KY_NR_DOMAINS];
 	uint64_t window_end[KY_NR_LAT]; /* percentile deadline of the domain's window */
 	uint8_t window_open[KY_NR_LAT]; /* window_end is set */
-	int8_t p99[KY_NR_LAT];          /* remembered p99 bucket, -1 none */
+	int32_t p99[KY_NR_LAT];         /* remembered p99 bucket, -1 none */
 	uint8_t tick_armed;
 	uint8_t waiting;  /* the last dispatch held requests back; next_event() reports the tick */
 	uint8_t cur;      /* domain being served */
@@ -291,8 +292,8 @@ static void ky_resize(struct ky_data *d, unsigned dom, int p99)
 
 	if (depth < 1)
 		depth = 1;
-	if (depth > ky_max_depth[dom])
-		depth = ky_max_depth[dom];
+	if (depth > d->dom[dom].max_depth)
+		depth = d->dom[dom].max_depth;
 	if (depth != d->dom[dom].depth) {
 		d->dom[dom].depth = depth;
 		d->stats[KY_ST_RESIZES]++;
@@ -321,7 +322,7 @@ static KY_COLD void ky_tick_run(struct ky_data *d, uint64_t t)
 				p = d->p99[dom];
 			d->p99[dom] = -1;
 		} else if (p >= 0) {
-			d->p99[dom] = (int8_t)p;
+			d->p99[dom] = p;
 		}
 		if (p >= 0 && (bad || p >= KY_GOOD_BUCKETS))
 			ky_resize(d, dom, p);
@@ -366,6 +367,7 @@ static void ky_init(struct elv_queue *q)
 		elv_list_init(&d->dom[i].fifo[0]);
 		elv_list_init(&d->dom[i].fifo[1]);
 		d->dom[i].depth = ky_max_depth[i];
+		d->dom[i].max_depth = ky_max_depth[i];
 	}
 	for (i = 0; i < KY_NR_LAT; i++)
 		d->p99[i] = -1;
@@ -714,7 +716,8 @@ static int ky_check(const struct elv_queue *q)
 		int64_t s = ky_check_fifo(&kd->fifo[0], i, 0);
 		int64_t a = ky_check_fifo(&kd->fifo[1], i, 1);
 
-		if (s < 0 || a < 0 || kd->depth < 1 || kd->depth > ky_max_depth[i])
+		if (s < 0 || a < 0 || kd->max_depth != ky_max_depth[i] || kd->depth < 1 ||
+		    kd->depth > kd->max_depth)
 			return ELV_EINVAL;
 		total += (uint32_t)(s + a);
 		tokens += kd->in_use;
