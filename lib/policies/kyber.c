@@ -21,9 +21,9 @@
  * The one-second window is per domain, shared by its two histograms (as in Linux): when a
  * slow domain's I/O percentile is read by the window, its total percentile starts a new one.
  *
- * The library reads no clock: the tick is a time, and the first hook that runs at or after
- * it does the tick's work as of that time (not as of its own), so a host that calls late gets
- * the same depths. next_event() reports the tick only while a dispatch is held back by
+ * The library reads no clock: the tick is a time, and the first dispatch or completion at or
+ * after it does the tick's work as of that time (not as of its own), so a host that calls
+ * late gets the same depths. next_event() reports the tick only while a dispatch is held back by
  * tokens or admission, the one case where a tick may let a request go without a completion.
  *
  * Admission (the kernel's scheduler tags): the queue's nr_requests is the pool. The library
@@ -41,7 +41,9 @@
  * device gives back returns its token; the core sends it again without asking the policy,
  * and its completion still counts its latency.
  *
- * The state is caller memory; every hook is O(1) in the number of queued requests.
+ * The state is caller memory. Every hook is O(1) in the number of queued requests, but for
+ * re-adding requests older than a FIFO's tail (after a switch or a barrier), which walks
+ * back from the tail as noop does.
  */
 #include "elevator/policy.h"
 

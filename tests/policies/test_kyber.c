@@ -589,6 +589,36 @@ static void test_switch_in_flight(void **state)
 	k_teardown();
 }
 
+/*
+ * Merges: a write ending where the youngest queued write starts joins it at the front
+ * (find_start looks at the FIFO's tail); one ending at a request that is no longer the
+ * youngest is not found (Kyber keeps no sector order), and a read never joins a write.
+ * Back merges are the core's and work at any depth.
+ */
+static void test_merges(void **state)
+{
+	static struct th h;
+	static const uint64_t expect[] = { 492, 92, 292, 500, 84 };
+
+	(void)state;
+	th_setup(&h, "kyber", NULL, 1);
+	th_add_new(&h, W, 100, 8);
+	assert_int_equal(th_add(&h, th_new(&h, W, 92, 8)), 1);   /* front: 92-107 */
+	assert_int_equal(th_add(&h, th_new(&h, W, 108, 8)), 1);  /* back: 92-115 */
+	th_add_new(&h, W, 300, 8);
+	assert_int_equal(th_add(&h, th_new(&h, W, 116, 8)), 1);  /* back, not the youngest */
+	assert_int_equal(th_add(&h, th_new(&h, W, 292, 8)), 1);  /* front of the youngest */
+	th_add_new(&h, W, 500, 8);
+	assert_int_equal(th_add(&h, th_new(&h, W, 84, 8)), 0);   /* 92 is not the youngest */
+	assert_int_equal(th_add(&h, th_new(&h, R, 492, 8)), 0);  /* a read: its own domain */
+	assert_int_equal(h.nr_merges, 4);
+	assert_int_equal(th_run(&h, 100, 0), 5);
+	/* the read first (the current domain), then the writes in arrival order; a merged
+	 * request keeps its place */
+	th_expect_sectors(&h, expect, TH_LEN(expect));
+	th_teardown(&h);
+}
+
 /* ---- tunables ------------------------------------------------------------------------------ */
 
 static void test_tunable_ranges(void **state)
@@ -695,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_async_reservation),
 		cmocka_unit_test(test_requeue_returns_token),
 		cmocka_unit_test(test_switch_in_flight),
+		cmocka_unit_test(test_merges),
 		cmocka_unit_test(test_tunable_ranges),
 		cmocka_unit_test(test_read_target_moves_buckets),
 		cmocka_unit_test(test_tick_at_wrap),
