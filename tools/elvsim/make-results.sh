@@ -13,13 +13,18 @@ cmake --build "$build" --target elvsim -j2 >/dev/null
 elvsim="$build/tools/elvsim/elvsim"
 out="$build/results"
 mkdir -p "$out"
+# The Linux elevators here: a classic algorithm (SSTF, LOOK, ...) starves the tree of
+# stream-vs-small-files behind its looping streamer for good. The classic algorithms run
+# seek-sort and their own scenario below.
 for s in seek-sort tcq-depth write-bomb stream-vs-small-files; do
-	"$elvsim" run "$s" --policy all --seed 1 --quiet --json "$out/$s.json"
+	"$elvsim" run "$s" --policy linux --seed 1 --quiet --json "$out/$s.json"
 done
+"$elvsim" run seek-sort --policy classic --seed 1 --quiet --json "$out/seek-sort-classic.json"
+"$elvsim" run classic --policy all --seed 1 --quiet --json "$out/classic.json"
 # postmark-usb with a command trace, to find why each full merge of the FTL happened.
 # 10080 is the end of the FAT (from sector 32, 2048 sectors) and of the 1000 directory
 # clusters of the PostMark layout on the 1 GB stick.
-"$elvsim" run postmark-usb --policy all --seed 1 --quiet --json "$out/postmark-usb.json" \
+"$elvsim" run postmark-usb --policy linux --seed 1 --quiet --json "$out/postmark-usb.json" \
 	--trace "$out/postmark-usb.trace"
 python3 "$root/tools/elvsim/ftl_causes.py" "$out/postmark-usb.trace" \
 	"$out/postmark-usb.json" 10080 >"$out/postmark-usb-causes.json"
@@ -28,7 +33,7 @@ python3 "$root/tools/elvsim/ftl_causes.py" "$out/postmark-usb.trace" \
 	--json "$out/seek-sort-noexpire.json"
 # The log-block FTL with more open log blocks: does reordering still cost merges?
 for k in 2 3 4 8; do
-	"$elvsim" run postmark-usb --policy all --seed 1 --quiet --dev-set log_blocks=$k \
+	"$elvsim" run postmark-usb --policy linux --seed 1 --quiet --dev-set log_blocks=$k \
 		--json "$out/postmark-usb-k$k.json"
 done
 # The same policies with their idling switched off: what the idling itself costs on flash.
@@ -41,5 +46,7 @@ python3 "$root/tools/elvsim/ftl_causes.py" "$out/postmark-usb-noidle.trace" \
 # The "Real traces" section comes from tools/capture/trace-results.sh; keep it at the end.
 real=$(sed -n '/^## Real traces/,$p' "$root/docs/results.md")
 python3 "$root/tools/elvsim/results_md.py" "$out" >"$root/docs/results.md"
+python3 "$root/tools/elvsim/classic_md.py" "$out" "$root/docs/classic-response.svg" \
+	>>"$root/docs/results.md"
 [ -z "$real" ] || printf '\n%s\n' "$real" >>"$root/docs/results.md"
 echo "wrote docs/results.md"
