@@ -4,7 +4,8 @@
 # over nbdfuse over nbdkit, schedulers none, mq-deadline, kyber and bfq) and through the
 # elevator filter (noop, deadline, anticipatory, cfq), 3 s each. Checks that every run did
 # I/O and that nothing is left behind: loop devices, FUSE mounts, nbdkit and nbdfuse
-# processes (kernel-compare stops its own by pid; this stage checks none of them survive).
+# processes (kernel-compare stops its own by pid; this stage checks none of them survive),
+# also when kernel-compare is terminated in the middle of a run.
 # Needs root, loop devices and /dev/fuse; without them it fails with one line, never skips.
 source "$(dirname "$0")/common.sh"
 
@@ -40,6 +41,30 @@ if pgrep -f -- "$tmp|/tmp/kernel-compare\\." >/dev/null; then
 	fail "kernel-compare left processes behind"
 fi
 [ "$rc" -eq 0 ] || fail "kernel-compare exited with $rc"
+
+# Terminated in the middle of a run: it stops at once and still removes everything.
+tools/kernel-compare/kernel-compare.sh --build "$ELV_CI_DIR/kcompare" --runtime 30 \
+	--jobs morton --schedulers none --policies noop >/dev/null 2>"$tmp/term.err" &
+pid=$!
+for _ in $(seq 100); do
+	grep -q 'on Linux none' "$tmp/term.err" && break
+	sleep 0.1
+done
+sleep 3
+kill -TERM "$pid"
+for _ in $(seq 150); do
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.1
+done
+kill -0 "$pid" 2>/dev/null && { kill -9 "$pid"; fail "kernel-compare did not stop within 15 s of SIGTERM"; }
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" -eq 130 ] || fail "a terminated kernel-compare exited with $rc, not 130"
+snapshot >"$tmp/after"
+diff -u "$tmp/before" "$tmp/after" >&2 || fail "a terminated kernel-compare left loop devices or FUSE mounts"
+if pgrep -f -- "/tmp/kernel-compare\\." >/dev/null; then
+	fail "a terminated kernel-compare left processes behind"
+fi
 python3 - "$tmp/kc.json" <<'PY' || fail "a kernel-compare run did no I/O"
 import json, sys
 doc = json.load(open(sys.argv[1]))
