@@ -170,8 +170,8 @@ finding("Seltzer, Chen & Ousterhout 1990",
         gain >= 2,
         f"{gain:.2f}× over {best_seek}.",
         f"{gain:.2f}× over {best_seek}: the queue here never holds more than 15 requests, "
-        "while the gain they report needs queues of hundreds, where many requests lie within "
-        "a short seek and SPTF can also choose by rotation.")
+        "while the finding is about very long queues (log-structured, write-heavy systems); "
+        "no scenario here queues that deep.")
 
 w("### Published findings")
 w("")
