@@ -280,7 +280,7 @@ static int ky_percentile(struct ky_data *d, unsigned dom, unsigned type, unsigne
 	if (n < KY_MIN_SAMPLES && elv_time_before(now, d->window_end[dom]))
 		return -1;
 	d->window_open[dom] = 0;
-	want = (n * pct + 99) / 100;
+	want = elv_div64(n * pct + 99, 100); /* no 64-bit divide call on 32-bit cores */
 	for (b = 0; b < KY_BUCKETS - 1 && h[b] < want; b++)
 		want -= h[b];
 	for (n = 0; n < KY_BUCKETS; n++)
