@@ -691,8 +691,6 @@ static int elv_owns_pending(const struct elv_queue *q, const struct elv_request 
 /* Unlink a request that is held, requeued or queued; it is not yet released. */
 static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 {
-	int head_barrier;
-
 	switch (rq->state) {
 	case ELV_RQ_QUEUED:
 		elv_policy_remove(q, rq);
@@ -701,11 +699,11 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 		elv_list_del(&rq->fifo);
 		q->nr_requeued--;
 		break;
-	default: /* ELV_RQ_HELD */
-#if defined(ELV_NO_BARRIER)
-		(void)head_barrier; /* nothing is ever held */
-#else
-		head_barrier = elv_list_first_rq(&q->held) == rq;
+	default: /* ELV_RQ_HELD; nothing is ever held with ELV_NO_BARRIER */
+#if !defined(ELV_NO_BARRIER)
+	{
+		int head_barrier = elv_list_first_rq(&q->held) == rq;
+
 		elv_list_del(&rq->fifo);
 		q->nr_held--;
 		if (rq->flags & ELV_RQ_BARRIER) {
@@ -714,6 +712,7 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 			if (head_barrier)
 				elv_release_held(q);
 		}
+	}
 #endif
 		break;
 	}
