@@ -42,6 +42,12 @@ done
 	--trace "$out/postmark-usb-noidle.trace"
 python3 "$root/tools/elvsim/ftl_causes.py" "$out/postmark-usb-noidle.trace" \
 	"$out/postmark-usb-noidle.json" 10080 >"$out/postmark-usb-noidle-causes.json"
+# ssd-write-flood, and kyber with writes given a 1 s target (once more at four times the reads).
+"$elvsim" run ssd-write-flood --policy linux --seed 1 --quiet --json "$out/ssd-write-flood.json"
+"$elvsim" run ssd-write-flood --policy kyber --seed 1 --quiet --set write_lat_nsec=1000000000 \
+	--percentiles 50,95,99 --json "$out/ssd-write-flood-wlat1s.json"
+"$elvsim" run ssd-write-flood --policy kyber --seed 1 --quiet --set write_lat_nsec=1000000000 \
+	--percentiles 50,95,99 --scale 4 --json "$out/ssd-write-flood-wlat1s-x4.json"
 "$elvsim" recommend --seed 1 --quiet --json "$out/recommend.json" >/dev/null
 # The "Real traces" section comes from tools/capture/trace-results.sh; keep it at the end.
 real=$(sed -n '/^## Real traces/,$p' "$root/docs/results.md")
