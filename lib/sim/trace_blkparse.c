@@ -20,32 +20,6 @@ struct rwbs {
 	int sync;     /* S flag */
 };
 
-static int is_blank(char ch)
-{
-	return ch == ' ' || ch == '\t';
-}
-
-static char *skip_blanks(char *s)
-{
-	while (is_blank(*s))
-		s++;
-	return s;
-}
-
-/* Cut the next word off *s; returns it, or NULL when the line has ended. */
-static char *next_word(char **s)
-{
-	char *w = skip_blanks(*s), *e = w;
-
-	if (!*w)
-		return NULL;
-	while (*e && !is_blank(*e))
-		e++;
-	*s = *e ? e + 1 : e;
-	*e = '\0';
-	return w;
-}
-
 static int parse_field_u64(struct elv__trace_ctx *c, unsigned long ln, const char *field,
 			   const char *w, uint64_t max, uint64_t *v)
 {
@@ -139,7 +113,7 @@ static int parse_rwbs(struct elv__trace_ctx *c, unsigned long ln, const char *w,
 /* After "sector + n": nothing, "(elapsed)" and/or "[command]". */
 static int check_rest(struct elv__trace_ctx *c, unsigned long ln, char *rest)
 {
-	rest = skip_blanks(rest);
+	rest = elv__trace_skip_blanks(rest);
 	if (*rest && *rest != '(' && *rest != '[')
 		return elv__trace_fail_line(c, ln, "command",
 					    "'%.40s' is not (elapsed) or [command]", rest);
@@ -178,16 +152,16 @@ static int parse_queue_tail(struct elv__trace_ctx *c, unsigned long ln, char *s,
 	char *w;
 	int rc;
 
-	s = skip_blanks(s);
+	s = elv__trace_skip_blanks(s);
 	if (*s == '[' || *s == '(')
 		return make_rec(c, ln, rw, 0, 0, r);
-	w = next_word(&s);
+	w = elv__trace_next_word(&s);
 	if (!w)
 		return elv__trace_fail_line(c, ln, "sector", "missing");
 	rc = parse_field_u64(c, ln, "sector", w, UINT64_MAX, &sector);
 	if (rc)
 		return rc;
-	w = next_word(&s);
+	w = elv__trace_next_word(&s);
 	if (!w)
 		return elv__trace_fail_line(c, ln, "nsectors", "missing '+ count'");
 	if (w[0] == '(' || w[0] == '[')
@@ -195,7 +169,7 @@ static int parse_queue_tail(struct elv__trace_ctx *c, unsigned long ln, char *s,
 	if (strcmp(w, "+") != 0)
 		return elv__trace_fail_line(c, ln, "nsectors", "'%.40s' where '+' was expected",
 					    w);
-	rc = parse_field_u64(c, ln, "nsectors", next_word(&s), UINT32_MAX, &nr);
+	rc = parse_field_u64(c, ln, "nsectors", elv__trace_next_word(&s), UINT32_MAX, &nr);
 	if (rc)
 		return rc;
 	rc = check_rest(c, ln, s);
@@ -206,11 +180,11 @@ static int parse_queue_tail(struct elv__trace_ctx *c, unsigned long ln, char *s,
 
 static int is_event_line(const char *s)
 {
-	while (is_blank(*s))
+	while (elv__trace_is_blank(*s))
 		s++;
 	if (*s < '0' || *s > '9')
 		return 0;
-	while (*s && !is_blank(*s) && *s != ',')
+	while (*s && !elv__trace_is_blank(*s) && *s != ',')
 		s++;
 	return *s == ',';
 }
@@ -223,25 +197,25 @@ static int parse_line(struct elv__trace_ctx *c, unsigned long ln, char *s)
 	char *act;
 	int rc;
 
-	rc = parse_device(c, ln, next_word(&s));
+	rc = parse_device(c, ln, elv__trace_next_word(&s));
 	if (!rc)
-		rc = parse_field_u64(c, ln, "cpu", next_word(&s), UINT32_MAX, &v);
+		rc = parse_field_u64(c, ln, "cpu", elv__trace_next_word(&s), UINT32_MAX, &v);
 	if (!rc)
-		rc = parse_field_u64(c, ln, "sequence", next_word(&s), UINT64_MAX, &v);
+		rc = parse_field_u64(c, ln, "sequence", elv__trace_next_word(&s), UINT64_MAX, &v);
 	if (!rc)
-		rc = parse_time(c, ln, next_word(&s), &r.time_ns);
+		rc = parse_time(c, ln, elv__trace_next_word(&s), &r.time_ns);
 	if (!rc)
-		rc = parse_field_u64(c, ln, "pid", next_word(&s), UINT32_MAX, &pid);
+		rc = parse_field_u64(c, ln, "pid", elv__trace_next_word(&s), UINT32_MAX, &pid);
 	if (rc)
 		return rc;
-	act = next_word(&s);
+	act = elv__trace_next_word(&s);
 	if (!act)
 		return elv__trace_fail_line(c, ln, "action", "missing");
 	if (strlen(act) > 2)
 		return elv__trace_fail_line(c, ln, "action", "'%.16s' is not an action", act);
 	if (strcmp(act, "Q") != 0)
 		return 0;
-	rc = parse_rwbs(c, ln, next_word(&s), &rw);
+	rc = parse_rwbs(c, ln, elv__trace_next_word(&s), &rw);
 	if (rc)
 		return rc;
 	rc = parse_queue_tail(c, ln, s, &rw, &r);

@@ -192,9 +192,29 @@ int elv__trace_bytes_to_sectors(uint64_t off, uint64_t len, uint64_t *sector, ui
 	return 0;
 }
 
-static int is_blank(char ch)
+int elv__trace_is_blank(char ch)
 {
 	return ch == ' ' || ch == '\t';
+}
+
+char *elv__trace_skip_blanks(char *s)
+{
+	while (elv__trace_is_blank(*s))
+		s++;
+	return s;
+}
+
+char *elv__trace_next_word(char **s)
+{
+	char *w = elv__trace_skip_blanks(*s), *e = w;
+
+	if (!*w)
+		return NULL;
+	while (*e && !elv__trace_is_blank(*e))
+		e++;
+	*s = *e ? e + 1 : e;
+	*e = '\0';
+	return w;
 }
 
 int elv__trace_split(char *s, char **tok, int max)
@@ -202,14 +222,14 @@ int elv__trace_split(char *s, char **tok, int max)
 	int n = 0;
 
 	for (;;) {
-		while (is_blank(*s))
+		while (elv__trace_is_blank(*s))
 			s++;
 		if (!*s)
 			return n;
 		if (n == max)
 			return max + 1;
 		tok[n++] = s;
-		while (*s && !is_blank(*s))
+		while (*s && !elv__trace_is_blank(*s))
 			s++;
 		if (*s)
 			*s++ = '\0';

@@ -62,35 +62,9 @@ static const struct event_name event_names[] = {
 	{ "block_rq_merge", EV_MERGE, 1 },
 };
 
-static int is_blank(char ch)
-{
-	return ch == ' ' || ch == '\t';
-}
-
 static int is_digit(char ch)
 {
 	return ch >= '0' && ch <= '9';
-}
-
-static char *skip_blanks(char *s)
-{
-	while (is_blank(*s))
-		s++;
-	return s;
-}
-
-/* Cut the next word off *s; NULL when the line has ended. */
-static char *next_word(char **s)
-{
-	char *w = skip_blanks(*s), *e = w;
-
-	if (!*w)
-		return NULL;
-	while (*e && !is_blank(*e))
-		e++;
-	*s = *e ? e + 1 : e;
-	*e = '\0';
-	return w;
 }
 
 static int all_digits(const char *s, size_t len)
@@ -118,7 +92,7 @@ static size_t word_len(const char *w)
 {
 	size_t k = 0;
 
-	while (w[k] && !is_blank(w[k]))
+	while (w[k] && !elv__trace_is_blank(w[k]))
 		k++;
 	return k;
 }
@@ -250,7 +224,7 @@ static int parse_rwbs(struct elv__trace_ctx *c, unsigned long ln, const char *w,
 /* "(cmd)": possibly empty, possibly with blanks inside. */
 static int skip_cmd(struct elv__trace_ctx *c, unsigned long ln, char **s)
 {
-	char *p = skip_blanks(*s), *close;
+	char *p = elv__trace_skip_blanks(*s), *close;
 
 	if (*p != '(')
 		return elv__trace_fail_line(c, ln, "cmd", "'%.40s' where '(command)' was expected",
@@ -267,13 +241,13 @@ static int check_tail(struct elv__trace_ctx *c, unsigned long ln, char *s)
 {
 	char *w;
 
-	s = skip_blanks(s);
+	s = elv__trace_skip_blanks(s);
 	if (*s && *s != '[') {
-		w = next_word(&s);
+		w = elv__trace_next_word(&s);
 		if (!strchr(w, ',') || !strchr("nrbi", w[0]))
 			return elv__trace_fail_line(c, ln, "ioprio", "'%.40s' is not class,hint,level",
 						    w);
-		s = skip_blanks(s);
+		s = elv__trace_skip_blanks(s);
 	}
 	if (*s != '[' || s[strlen(s) - 1] != ']')
 		return elv__trace_fail_line(c, ln, "comm", "'%.40s' is not [name] or [error]", s);
@@ -287,21 +261,21 @@ static int parse_fields(struct elv__trace_ctx *c, unsigned long ln, char *s,
 	char *w;
 	int rc;
 
-	rc = parse_device(c, ln, next_word(&s), &e->dev);
+	rc = parse_device(c, ln, elv__trace_next_word(&s), &e->dev);
 	if (!rc)
-		rc = parse_rwbs(c, ln, next_word(&s), e);
+		rc = parse_rwbs(c, ln, elv__trace_next_word(&s), e);
 	if (!rc && en->has_bytes)
-		rc = parse_u64(c, ln, "bytes", next_word(&s), UINT32_MAX, &v);
+		rc = parse_u64(c, ln, "bytes", elv__trace_next_word(&s), UINT32_MAX, &v);
 	if (!rc)
 		rc = skip_cmd(c, ln, &s);
 	if (!rc)
-		rc = parse_u64(c, ln, "sector", next_word(&s), UINT64_MAX, &sector);
+		rc = parse_u64(c, ln, "sector", elv__trace_next_word(&s), UINT64_MAX, &sector);
 	if (rc)
 		return rc;
-	w = next_word(&s);
+	w = elv__trace_next_word(&s);
 	if (!w || strcmp(w, "+") != 0)
 		return elv__trace_fail_line(c, ln, "nr_sectors", "missing '+ count'");
-	rc = parse_u64(c, ln, "nr_sectors", next_word(&s), UINT32_MAX, &nr);
+	rc = parse_u64(c, ln, "nr_sectors", elv__trace_next_word(&s), UINT32_MAX, &nr);
 	if (!rc)
 		rc = check_tail(c, ln, s);
 	if (rc)
@@ -348,12 +322,12 @@ static char *find_time(char *line, char **event)
 	for (;;) {
 		size_t k;
 
-		p = skip_blanks(p);
+		p = elv__trace_skip_blanks(p);
 		if (!*p)
 			return NULL;
 		k = word_len(p);
 		if (is_time_word(p, k)) {
-			char *ev = skip_blanks(p + k);
+			char *ev = elv__trace_skip_blanks(p + k);
 			size_t ek = word_len(ev);
 
 			if (ek > 1 && ev[ek - 1] == ':') {
@@ -388,7 +362,7 @@ static int parse_header(struct elv__trace_ctx *c, unsigned long ln, char *line, 
 	while (p < time) {
 		size_t k;
 
-		p = skip_blanks(p);
+		p = elv__trace_skip_blanks(p);
 		if (p >= time)
 			break;
 		k = word_len(p);
@@ -413,7 +387,7 @@ static int parse_line(struct elv__trace_ctx *c, struct evs *es, unsigned long ln
 	char *time, *event, *s;
 	int rc;
 
-	s = skip_blanks(line);
+	s = elv__trace_skip_blanks(line);
 	if (!*s || *s == '#')
 		return 0;
 	if (strstr(s, "LOST") && strstr(s, "EVENTS"))

@@ -77,6 +77,13 @@ int elv__trace_bytes_to_sectors(uint64_t off, uint64_t len, uint64_t *sector, ui
  * max + 1 when more remain. */
 int elv__trace_split(char *s, char **tok, int max);
 
+/* 1 for the blanks that separate words in the text formats: space and tab. */
+int elv__trace_is_blank(char ch);
+/* The first character of s that is not a blank. */
+char *elv__trace_skip_blanks(char *s);
+/* Cut the next word off *s in place and return it; NULL when the line has ended. */
+char *elv__trace_next_word(char **s);
+
 /* The readers: parse [buf, buf + len) and push records (times not yet made relative). */
 int elv__trace_read_blktrace(struct elv__trace_ctx *c, const unsigned char *buf, size_t len);
 int elv__trace_read_blkparse(struct elv__trace_ctx *c, const void *buf, size_t len);
