@@ -584,6 +584,25 @@ static int report_cuts(const struct elv_sim_report *rep)
 }
 
 /* Write the reports, then say whether anything was cut: the exit status. */
+/*
+ * Run policy @k of a replay or job report; its makespan is the figure compared. A failed run
+ * (or one whose result carries an error) leaves nothing behind in the report.
+ */
+static int run_makespan(struct elv_sim_config *c, struct elv_sim_report *rep, unsigned k)
+{
+	int r = elv_sim_run(c, &rep->res[k].run);
+
+	if (!r && rep->res[k].run.error)
+		r = rep->res[k].run.error;
+	if (r) {
+		elv_sim_result_free(&rep->res[k].run);
+		return r;
+	}
+	rep->res[k].primary = rep->res[k].run.makespan_s;
+	rep->nr++;
+	return 0;
+}
+
 static int finish(const struct opts *o, const struct elv_sim_report *rep)
 {
 	if (emit(o, rep))
@@ -832,15 +851,7 @@ static int replay_file(const struct opts *opt, const char *path, enum elv_trace_
 			c->trace = trace_cb;
 			c->trace_ctx = &tr;
 		}
-		r = elv_sim_run(c, &rep.res[k].run);
-		if (!r && rep.res[k].run.error)
-			r = rep.res[k].run.error;
-		if (!r) {
-			rep.res[k].primary = rep.res[k].run.makespan_s;
-			rep.nr++;
-		} else {
-			elv_sim_result_free(&rep.res[k].run);
-		}
+		r = run_makespan(c, &rep, k);
 	}
 	close_out(tr.f);
 	if (r) {
@@ -967,15 +978,9 @@ static int cmd_job(int argc, char **argv)
 			c->trace_ctx = &tr;
 		}
 		if (!r)
-			r = elv_sim_run(c, &rep.res[k].run);
-		if (!r && rep.res[k].run.error)
-			r = rep.res[k].run.error;
-		if (!r) {
-			rep.res[k].primary = rep.res[k].run.makespan_s;
-			rep.nr++;
-		} else {
+			r = run_makespan(c, &rep, k);
+		else
 			elv_sim_result_free(&rep.res[k].run);
-		}
 	}
 	close_out(tr.f);
 	if (r && r != ELV_ERANGE)
