@@ -20,20 +20,6 @@ struct rwbs {
 	int sync;     /* S flag */
 };
 
-static int parse_field_u64(struct elv__trace_ctx *c, unsigned long ln, const char *field,
-			   const char *w, uint64_t max, uint64_t *v)
-{
-	int rc;
-
-	if (!w)
-		return elv__trace_fail_line(c, ln, field, "missing");
-	rc = elv__trace_parse_u64(w, max, v);
-	if (rc)
-		return elv__trace_fail_line(c, ln, field, "'%.40s': %s", w,
-					    elv__trace_num_msg(rc));
-	return 0;
-}
-
 static int parse_device(struct elv__trace_ctx *c, unsigned long ln, char *w)
 {
 	char *comma = strchr(w, ',');
@@ -158,7 +144,7 @@ static int parse_queue_tail(struct elv__trace_ctx *c, unsigned long ln, char *s,
 	w = elv__trace_next_word(&s);
 	if (!w)
 		return elv__trace_fail_line(c, ln, "sector", "missing");
-	rc = parse_field_u64(c, ln, "sector", w, UINT64_MAX, &sector);
+	rc = elv__trace_field_u64(c, ln, "sector", w, UINT64_MAX, &sector);
 	if (rc)
 		return rc;
 	w = elv__trace_next_word(&s);
@@ -169,7 +155,7 @@ static int parse_queue_tail(struct elv__trace_ctx *c, unsigned long ln, char *s,
 	if (strcmp(w, "+") != 0)
 		return elv__trace_fail_line(c, ln, "nsectors", "'%.40s' where '+' was expected",
 					    w);
-	rc = parse_field_u64(c, ln, "nsectors", elv__trace_next_word(&s), UINT32_MAX, &nr);
+	rc = elv__trace_field_u64(c, ln, "nsectors", elv__trace_next_word(&s), UINT32_MAX, &nr);
 	if (rc)
 		return rc;
 	rc = check_rest(c, ln, s);
@@ -199,13 +185,13 @@ static int parse_line(struct elv__trace_ctx *c, unsigned long ln, char *s)
 
 	rc = parse_device(c, ln, elv__trace_next_word(&s));
 	if (!rc)
-		rc = parse_field_u64(c, ln, "cpu", elv__trace_next_word(&s), UINT32_MAX, &v);
+		rc = elv__trace_field_u64(c, ln, "cpu", elv__trace_next_word(&s), UINT32_MAX, &v);
 	if (!rc)
-		rc = parse_field_u64(c, ln, "sequence", elv__trace_next_word(&s), UINT64_MAX, &v);
+		rc = elv__trace_field_u64(c, ln, "sequence", elv__trace_next_word(&s), UINT64_MAX, &v);
 	if (!rc)
 		rc = parse_time(c, ln, elv__trace_next_word(&s), &r.time_ns);
 	if (!rc)
-		rc = parse_field_u64(c, ln, "pid", elv__trace_next_word(&s), UINT32_MAX, &pid);
+		rc = elv__trace_field_u64(c, ln, "pid", elv__trace_next_word(&s), UINT32_MAX, &pid);
 	if (rc)
 		return rc;
 	act = elv__trace_next_word(&s);

@@ -192,6 +192,20 @@ int elv__trace_bytes_to_sectors(uint64_t off, uint64_t len, uint64_t *sector, ui
 	return 0;
 }
 
+int elv__trace_field_u64(struct elv__trace_ctx *c, unsigned long ln, const char *field,
+			 const char *w, uint64_t max, uint64_t *v)
+{
+	int rc;
+
+	if (!w)
+		return elv__trace_fail_line(c, ln, field, "missing");
+	rc = elv__trace_parse_u64(w, max, v);
+	if (rc)
+		return elv__trace_fail_line(c, ln, field, "'%.40s': %s", w,
+					    elv__trace_num_msg(rc));
+	return 0;
+}
+
 int elv__trace_is_blank(char ch)
 {
 	return ch == ' ' || ch == '\t';

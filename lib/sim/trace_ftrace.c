@@ -148,20 +148,6 @@ static int parse_pid(struct elv__trace_ctx *c, unsigned long ln, char *w, size_t
 	return 0;
 }
 
-static int parse_u64(struct elv__trace_ctx *c, unsigned long ln, const char *field,
-		     const char *w, uint64_t max, uint64_t *v)
-{
-	int rc;
-
-	if (!w)
-		return elv__trace_fail_line(c, ln, field, "missing");
-	rc = elv__trace_parse_u64(w, max, v);
-	if (rc)
-		return elv__trace_fail_line(c, ln, field, "'%.40s': %s", w,
-					    elv__trace_num_msg(rc));
-	return 0;
-}
-
 static int parse_device(struct elv__trace_ctx *c, unsigned long ln, char *w, uint32_t *dev)
 {
 	char *comma = w ? strchr(w, ',') : NULL;
@@ -265,17 +251,17 @@ static int parse_fields(struct elv__trace_ctx *c, unsigned long ln, char *s,
 	if (!rc)
 		rc = parse_rwbs(c, ln, elv__trace_next_word(&s), e);
 	if (!rc && en->has_bytes)
-		rc = parse_u64(c, ln, "bytes", elv__trace_next_word(&s), UINT32_MAX, &v);
+		rc = elv__trace_field_u64(c, ln, "bytes", elv__trace_next_word(&s), UINT32_MAX, &v);
 	if (!rc)
 		rc = skip_cmd(c, ln, &s);
 	if (!rc)
-		rc = parse_u64(c, ln, "sector", elv__trace_next_word(&s), UINT64_MAX, &sector);
+		rc = elv__trace_field_u64(c, ln, "sector", elv__trace_next_word(&s), UINT64_MAX, &sector);
 	if (rc)
 		return rc;
 	w = elv__trace_next_word(&s);
 	if (!w || strcmp(w, "+") != 0)
 		return elv__trace_fail_line(c, ln, "nr_sectors", "missing '+ count'");
-	rc = parse_u64(c, ln, "nr_sectors", elv__trace_next_word(&s), UINT32_MAX, &nr);
+	rc = elv__trace_field_u64(c, ln, "nr_sectors", elv__trace_next_word(&s), UINT32_MAX, &nr);
 	if (!rc)
 		rc = check_tail(c, ln, s);
 	if (rc)

@@ -77,6 +77,13 @@ int elv__trace_bytes_to_sectors(uint64_t off, uint64_t len, uint64_t *sector, ui
  * max + 1 when more remain. */
 int elv__trace_split(char *s, char **tok, int max);
 
+/*
+ * Parse word @w of line @ln (NULL when the line ended early) as a number up to @max into *v;
+ * on failure the error names @field and the reason.
+ */
+int elv__trace_field_u64(struct elv__trace_ctx *c, unsigned long ln, const char *field,
+			 const char *w, uint64_t max, uint64_t *v);
+
 /* 1 for the blanks that separate words in the text formats: space and tab. */
 int elv__trace_is_blank(char ch);
 /* The first character of s that is not a blank. */
