@@ -3,7 +3,7 @@
 set -euo pipefail
 ELV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ELV_ROOT"
-ELV_CI_DIR="$ELV_ROOT/build-ci"
+ELV_CI_DIR="${ELV_CI_DIR:-$ELV_ROOT/build-ci}"
 ELV_JOBS=${ELV_JOBS:-2}
 mkdir -p "$ELV_CI_DIR"
 

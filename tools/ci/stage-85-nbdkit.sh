@@ -198,6 +198,7 @@ echo "nbdcopy and qemu-img compare: the 64 MiB image is identical through the fi
 truncate -s 64M "$tmp/disk.img"
 printf 'policy=cfq\n' >"$ctl"
 wrap=(valgrind --leak-check=full --error-exitcode=99 --errors-for-leak-kinds=definite,indirect
+	--suppressions="$ELV_ROOT/tools/ci/nbdkit.supp"
 	--show-leak-kinds=definite,indirect --log-file="$tmp/valgrind.log")
 # -v: the log says when the control file has been applied.
 start_server vg -v --filter="$filter" file "$tmp/disk.img" policy=anticipatory \

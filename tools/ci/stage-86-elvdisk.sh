@@ -138,6 +138,7 @@ echo "backing file: holds what was written, serves it again after a restart"
 
 # Under valgrind, one fio verify job: no memory error, no definite or indirect leak at exit.
 vg=(valgrind -q --leak-check=full --error-exitcode=9 --errors-for-leak-kinds=definite,indirect
+	--suppressions="$ELV_ROOT/tools/ci/nbdkit.supp"
 	--show-leak-kinds=definite,indirect)
 echo "+ valgrind nbdkit -f -U vg.sock elvdisk model=ssd size=64M timescale=0.05"
 "${vg[@]}" --log-file="$tmp/vg.log" nbdkit -f -U "$tmp/vg.sock" "$plugin" model=ssd size=64M \
