@@ -101,11 +101,67 @@ struct elvf_tunable_set {
 	int64_t value;  /**< value in the tunable's unit. */
 };
 
+/** @brief Per-connection QoS settings, by key (names in qos.c); 0 means not set. */
+enum elvf_qos_key {
+	ELVF_QOS_LIMIT_IOPS = 0,   /**< limit-iops: ops/s, reads and writes together. */
+	ELVF_QOS_LIMIT_IOPS_READ,  /**< limit-iops-read. */
+	ELVF_QOS_LIMIT_IOPS_WRITE, /**< limit-iops-write. */
+	ELVF_QOS_LIMIT_BPS,        /**< limit-bps: bytes/s, reads and writes together. */
+	ELVF_QOS_LIMIT_BPS_READ,   /**< limit-bps-read. */
+	ELVF_QOS_LIMIT_BPS_WRITE,  /**< limit-bps-write. */
+	ELVF_QOS_BURST_IOPS,       /**< burst-iops: rate allowed during a burst. */
+	ELVF_QOS_BURST_IOPS_READ,  /**< burst-iops-read. */
+	ELVF_QOS_BURST_IOPS_WRITE, /**< burst-iops-write. */
+	ELVF_QOS_BURST_BPS,        /**< burst-bps. */
+	ELVF_QOS_BURST_BPS_READ,   /**< burst-bps-read. */
+	ELVF_QOS_BURST_BPS_WRITE,  /**< burst-bps-write. */
+	ELVF_QOS_BURST_LENGTH,     /**< burst-length: seconds a burst may last. */
+	ELVF_QOS_IOPS_SIZE,        /**< iops-size: bytes counted as one op. */
+	ELVF_QOS_RESERVATION,      /**< mclock-reservation: ops/s guaranteed. */
+	ELVF_QOS_WEIGHT,           /**< mclock-weight: share of the spare capacity. */
+	ELVF_QOS_LIMIT,            /**< mclock-limit: ops/s at most. */
+	ELVF_QOS_NR_KEYS
+};
+
+/** @brief What a QoS setting applies to. */
+enum elvf_qos_sel {
+	ELVF_QOS_SEL_ALL = 0,    /**< KEY=: every connection. */
+	ELVF_QOS_SEL_EXPORT = 1, /**< export.NAME.KEY=: connections to export NAME. */
+	ELVF_QOS_SEL_CONN = 2    /**< conn.N.KEY=: connection number N. */
+};
+
+struct elvf_qos_rule;
+
+/** @brief One connection's QoS settings, and where each came from. */
+struct elvf_qos {
+	uint64_t v[ELVF_QOS_NR_KEYS];                  /**< Values, 0 when not set. */
+	uint32_t set;                                  /**< Keys given (bit per key). */
+	const struct elvf_qos_rule *from[ELVF_QOS_NR_KEYS]; /**< Rule each value came from. */
+};
+
+/** @brief Settings given for one selector. */
+struct elvf_qos_rule {
+	uint8_t sel;         /**< enum elvf_qos_sel. */
+	uint64_t conn;       /**< Connection number (conn.N). */
+	char export[64];     /**< Export name (export.NAME). */
+	struct elvf_qos q;   /**< Values given under this selector (@c from unused). */
+};
+
+/** @brief Most selectors one parameter list or control file may hold. */
+#define ELVF_MAX_QOS_RULES 32
+
+/** @brief The QoS settings of a parameter list or control file. */
+struct elvf_qos_rules {
+	struct elvf_qos_rule r[ELVF_MAX_QOS_RULES]; /**< In order of first mention. */
+	unsigned nr;                                /**< Entries in @c r. */
+};
+
 /** @brief Settings: from the command line, or from one read of the control file. */
 struct elvf_settings {
 	const struct elv_policy *policy;  /**< NULL: recommend (command line) or keep (control). */
 	struct elvf_tunable_set tun[ELVF_MAX_TUNABLES]; /**< In the order given. */
 	unsigned nr_tun;                  /**< Entries in @c tun. */
+	struct elvf_qos_rules qos;        /**< QoS settings. */
 };
 
 /** @brief Everything parsed from the command line. */
@@ -146,6 +202,41 @@ int elvf_settings_check(const struct elvf_settings *s, const struct elv_policy *
 int elvf_control_parse(const char *path, const char *text, struct elvf_settings *s);
 /** @brief Free what elvf_param_set() allocated. */
 void elvf_params_free(struct elvf_params *p);
+
+/* qos.c */
+/** @brief Is @p key a QoS setting (KEY, export.NAME.KEY or conn.N.KEY)? */
+int elvf_qos_is_key(const char *key);
+/** @brief Name of QoS key @p k, or NULL. */
+const char *elvf_qos_key_name(unsigned k);
+/**
+ * @brief Take one QoS setting into @p rules.
+ * @param where prefix of the error message ("" or "control file FILE line N: ").
+ * @return 0, or -1 after nbdkit_error() naming the setting.
+ */
+int elvf_qos_parse(struct elvf_qos_rules *rules, const char *key, const char *value,
+		   const char *where);
+/**
+ * @brief The settings of a connection: @p layers in order (NULL entries skipped), within
+ *        each its plain keys, then export.NAME, then conn.N; later ones win key by key.
+ * @param export the connection's export name, or NULL.
+ * @param conn its number, or 0 for none.
+ */
+void elvf_qos_effective(const struct elvf_qos_rules *const *layers, unsigned nr_layers,
+			const char *export, uint64_t conn, struct elvf_qos *out);
+/**
+ * @brief Check one connection's settings against each other (QEMU's throttling rules,
+ *        reservation not above limit).
+ * @return 0, or -1 after nbdkit_error() naming the setting as written.
+ */
+int elvf_qos_check(const struct elvf_qos *q, const char *where);
+/**
+ * @brief Check the settings every selector of @p layers would give a connection it matches.
+ * @return 0, or -1 after nbdkit_error().
+ */
+int elvf_qos_check_layers(const struct elvf_qos_rules *const *layers, unsigned nr_layers,
+			  const char *where);
+/** @brief Does @p q set anything? */
+int elvf_qos_any(const struct elvf_qos *q);
 
 /* sched.c */
 /** @brief The filter's process-wide state. */

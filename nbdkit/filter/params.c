@@ -50,7 +50,7 @@ int elvf_param_is_ours(const char *key)
 	for (i = 0; elvf_keys[i]; i++)
 		if (strcmp(key, elvf_keys[i]) == 0)
 			return 1;
-	return is_any_tunable(key);
+	return elvf_qos_is_key(key) || is_any_tunable(key);
 }
 
 /* A whole decimal integer, nothing before or after it. */
@@ -216,6 +216,8 @@ int elvf_param_set(struct elvf_params *p, const char *key, const char *value)
 		return parse_path(&p->stats_path, key, value);
 	if (strcmp(key, "control") == 0)
 		return parse_path(&p->control_path, key, value);
+	if (elvf_qos_is_key(key))
+		return elvf_qos_parse(&p->set.qos, key, value, "");
 	return add_tunable(&p->set, key, value, "");
 }
 
@@ -244,6 +246,7 @@ int elvf_settings_check(const struct elvf_settings *s, const struct elv_policy *
 
 int elvf_params_finish(struct elvf_params *p)
 {
+	const struct elvf_qos_rules *layer = &p->set.qos;
 	struct elv_device_traits dev = { 0 };
 
 	if (!p->depth)
@@ -253,6 +256,12 @@ int elvf_params_finish(struct elvf_params *p)
 		dev.queue_depth = (uint16_t)p->depth;
 		p->set.policy = elv_policy_recommend(&dev);
 	}
+	if (p->set.qos.nr && p->stream_mode != ELVF_STREAM_CONNECTION) {
+		nbdkit_error("stream=none: QoS settings need stream=connection");
+		return -1;
+	}
+	if (elvf_qos_check_layers(&layer, 1, "") < 0)
+		return -1;
 	return elvf_settings_check(&p->set, p->set.policy, "");
 }
 
@@ -280,9 +289,11 @@ static int control_line(const char *path, unsigned lineno, char *line, struct el
 	*end = '\0';
 	if (strcmp(key, "policy") == 0)
 		return set_policy(s, value, where);
+	if (elvf_qos_is_key(key))
+		return elvf_qos_parse(&s->qos, key, value, where);
 	if (!is_any_tunable(key)) {
-		nbdkit_error("%s%s=%s: unknown tunable (only policy= and tunables "
-			     "may change at run time)", where, key, value);
+		nbdkit_error("%s%s=%s: unknown tunable (only policy=, tunables and QoS "
+			     "settings may change at run time)", where, key, value);
 		return -1;
 	}
 	return add_tunable(s, key, value, where);

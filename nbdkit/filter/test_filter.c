@@ -173,7 +173,7 @@ static void test_control_file(void **state)
 	reset(NULL);
 	assert_int_equal(elvf_control_parse("/c", "policy=cfq\nsize=4\n", &s), -1);
 	assert_string_equal(last_error, "control file /c line 2: size=4: unknown tunable "
-			    "(only policy= and tunables may change at run time)");
+			    "(only policy=, tunables and QoS settings may change at run time)");
 	reset(NULL);
 	assert_int_equal(elvf_control_parse("/c", "policy=cfq\nslice_idle\n", &s), -1);
 	assert_string_equal(last_error, "control file /c line 2: slice_idle: expected "
@@ -183,6 +183,127 @@ static void test_control_file(void **state)
 	reset(NULL);
 	assert_int_equal(elvf_settings_check(&s, s.policy, "control=/c: "), -1);
 	assert_string_equal(last_error, "control=/c: read_expire=1: not a tunable of policy noop");
+}
+
+static void test_qos_parameters(void **state)
+{
+	static const char *const kv[] = { "limit-iops=500", "burst-iops=2000", "burst-length=60",
+					  "export.gold.mclock-reservation=300",
+					  "export.gold.mclock-weight=4", "export.gold.limit-iops=0",
+					  "export.gold.burst-iops=0", "export.gold.burst-length=0",
+					  "export.a.b.mclock-limit=900", "conn.3.limit-bps-read=1048576",
+					  NULL };
+	const struct elvf_qos_rules *layer;
+	struct elvf_params p;
+	struct elvf_qos q;
+
+	(void)state;
+	assert_true(elvf_param_is_ours("limit-iops"));
+	assert_true(elvf_param_is_ours("export.x.burst-bps-write"));
+	assert_true(elvf_param_is_ours("conn.7.mclock-weight"));
+	assert_false(elvf_param_is_ours("export.x.size"));
+	assert_false(elvf_param_is_ours("limit-iops-total"));
+	assert_int_equal(parse(&p, kv), 0);
+	layer = &p.set.qos;
+	assert_int_equal(layer->nr, 4);
+	/* Every connection: the plain keys. */
+	elvf_qos_effective(&layer, 1, "other", 1, &q);
+	assert_int_equal(q.v[ELVF_QOS_LIMIT_IOPS], 500);
+	assert_int_equal(q.v[ELVF_QOS_BURST_IOPS], 2000);
+	assert_int_equal(q.v[ELVF_QOS_BURST_LENGTH], 60);
+	assert_int_equal(q.v[ELVF_QOS_RESERVATION], 0);
+	/* Export "gold": its own keys on top, 0 lifting the cap again. */
+	elvf_qos_effective(&layer, 1, "gold", 2, &q);
+	assert_int_equal(q.v[ELVF_QOS_LIMIT_IOPS], 0);
+	assert_int_equal(q.v[ELVF_QOS_BURST_IOPS], 0);
+	assert_int_equal(q.v[ELVF_QOS_RESERVATION], 300);
+	assert_int_equal(q.v[ELVF_QOS_WEIGHT], 4);
+	/* A name with dots: the key is what follows the last one. */
+	elvf_qos_effective(&layer, 1, "a.b", 2, &q);
+	assert_int_equal(q.v[ELVF_QOS_LIMIT], 900);
+	/* Connection 3, whatever its export. */
+	elvf_qos_effective(&layer, 1, "gold", 3, &q);
+	assert_int_equal(q.v[ELVF_QOS_LIMIT_BPS_READ], 1048576);
+	assert_int_equal(q.v[ELVF_QOS_RESERVATION], 300);
+	assert_int_equal(nr_errors, 0);
+	elvf_params_free(&p);
+}
+
+static void test_qos_layers(void **state)
+{
+	struct elvf_settings cmd, ctl;
+	const struct elvf_qos_rules *layers[2];
+	struct elvf_qos q;
+
+	(void)state;
+	memset(&cmd, 0, sizeof(cmd));
+	assert_int_equal(elvf_qos_parse(&cmd.qos, "limit-iops", "100", ""), 0);
+	assert_int_equal(elvf_qos_parse(&cmd.qos, "export.x.limit-iops", "50", ""), 0);
+	assert_int_equal(elvf_control_parse("/c", "mclock-weight=2\nconn.2.limit-iops=7\n"
+					    "export.x.mclock-reservation = 10\n", &ctl), 0);
+	assert_null(ctl.policy);
+	assert_int_equal(ctl.nr_tun, 0);
+	assert_int_equal(ctl.qos.nr, 3);
+	layers[0] = &cmd.qos;
+	layers[1] = &ctl.qos;
+	/* The control file's plain key beats the command line's export key. */
+	elvf_qos_effective(layers, 2, "x", 1, &q);
+	assert_int_equal(q.v[ELVF_QOS_LIMIT_IOPS], 50);
+	assert_int_equal(q.v[ELVF_QOS_WEIGHT], 2);
+	assert_int_equal(q.v[ELVF_QOS_RESERVATION], 10);
+	elvf_qos_effective(layers, 2, "y", 2, &q);
+	assert_int_equal(q.v[ELVF_QOS_LIMIT_IOPS], 7);
+	assert_int_equal(q.v[ELVF_QOS_RESERVATION], 0);
+	assert_int_equal(elvf_qos_check_layers(layers, 2, ""), 0);
+	/* A reservation above the limit it meets only in one export. */
+	assert_int_equal(elvf_control_parse("/c", "export.x.mclock-limit=5\n"
+					    "export.x.mclock-reservation=10\n", &ctl), 0);
+	reset(NULL);
+	assert_int_equal(elvf_qos_check_layers(layers, 2, "control=/c: "), -1);
+	assert_string_equal(last_error, "control=/c: export.x.mclock-reservation=10: is above "
+			    "export.x.mclock-limit=5");
+	reset(NULL);
+	assert_int_equal(elvf_control_parse("/c", "conn.0.limit-iops=1\n", &ctl), -1);
+	assert_string_equal(last_error, "control file /c line 1: conn.0.limit-iops=1: conn.N "
+			    "needs a connection number from 1");
+}
+
+static void test_qos_bad(void **state)
+{
+	static const char *const notnum[] = { "limit-iops=fast", NULL };
+	static const char *const neg[] = { "limit-bps=-1", NULL };
+	static const char *const big[] = { "limit-bps=1000000000000001", NULL };
+	static const char *const weight[] = { "mclock-weight=1001", NULL };
+	static const char *const both[] = { "limit-iops=100", "limit-iops-read=50", NULL };
+	static const char *const bboth[] = { "limit-bps=100", "burst-bps=200",
+					     "burst-bps-write=300", "limit-bps-write=10", NULL };
+	static const char *const nolimit[] = { "burst-iops=100", NULL };
+	static const char *const low[] = { "limit-iops=100", "burst-iops=50", NULL };
+	static const char *const len[] = { "limit-iops=100", "burst-length=5", NULL };
+	static const char *const len0[] = { "burst-length=86401", NULL };
+	static const char *const size[] = { "limit-bps=100", "iops-size=4096", NULL };
+	static const char *const res[] = { "mclock-limit=100", "mclock-reservation=200", NULL };
+	static const char *const exp[] = { "limit-iops=100", "export.e.burst-iops=10", NULL };
+	static const char *const conn[] = { "conn.x.limit-iops=10", NULL };
+	static const char *const nostream[] = { "stream=none", "limit-iops=10", NULL };
+
+	(void)state;
+	expect_refused(notnum, "limit-iops=fast: must be 0 (unset) or an integer from 1 to ");
+	expect_refused(neg, "limit-bps=-1: must be 0 (unset)");
+	expect_refused(big, "limit-bps=1000000000000001: must be 0 (unset)");
+	expect_refused(weight, "mclock-weight=1001: must be 0 (unset) or an integer from 1 "
+		       "to 1000");
+	expect_refused(both, "limit-iops-read=50: cannot be combined with limit-iops=100");
+	expect_refused(bboth, "limit-bps-write=10: cannot be combined with limit-bps=100");
+	expect_refused(nolimit, "burst-iops=100: needs limit-iops as well");
+	expect_refused(low, "burst-iops=50: is lower than limit-iops=100");
+	expect_refused(len, "burst-length=5: needs a burst-iops or burst-bps setting");
+	expect_refused(len0, "burst-length=86401: must be 0 (unset)");
+	expect_refused(size, "iops-size=4096: needs a limit-iops setting");
+	expect_refused(res, "mclock-reservation=200: is above mclock-limit=100");
+	expect_refused(exp, "export.e.burst-iops=10: is lower than limit-iops=100");
+	expect_refused(conn, "conn.x.limit-iops=10: conn.N needs a connection number");
+	expect_refused(nostream, "stream=none: QoS settings need stream=connection");
 }
 
 static void test_histogram(void **state)
@@ -216,6 +337,9 @@ int main(void)
 		cmocka_unit_test_setup(test_good_parameters, reset),
 		cmocka_unit_test_setup(test_bad_parameters, reset),
 		cmocka_unit_test_setup(test_control_file, reset),
+		cmocka_unit_test_setup(test_qos_parameters, reset),
+		cmocka_unit_test_setup(test_qos_layers, reset),
+		cmocka_unit_test_setup(test_qos_bad, reset),
 		cmocka_unit_test_setup(test_histogram, reset),
 	};
 
