@@ -12,6 +12,7 @@ set(ELV_CORE_SOURCES
 	lib/core/check.c
 	lib/core/div64.c
 	lib/core/fifo.c
+	lib/core/group.c
 	lib/core/hash.c
 	lib/core/hosted.c
 	lib/core/merge.c

@@ -29,7 +29,9 @@
  * the function given to elv_drain()) run inside a call on the queue. While one runs, every call on that
  * same queue that would change it (elv_add(), elv_dispatch(), elv_complete(), elv_requeue(),
  * elv_cancel(), elv_drain(), elv_switch(), elv_stream_init(), elv_stream_exit(),
- * elv_stream_set_prio(), elv_tunable_set(), elv_queue_exit(), elv_queue_destroy()) returns
+ * elv_stream_set_prio(), elv_stream_set_weight(), elv_stream_set_group(), elv_group_init(),
+ * elv_group_exit(), elv_group_set_weight(), elv_tunable_set(), elv_queue_exit(),
+ * elv_queue_destroy()) returns
  * ELV_EBUSY and changes nothing. The getters elv_queue_policy(), elv_next_event(),
  * elv_stats(), elv_policy_stat() and elv_tunable_get() work; elv_queue_check() returns
  * ELV_EBUSY, since the queue may be between two steps of one call. Other queues may be used
@@ -109,6 +111,16 @@ extern "C" {
 /** @brief Size of a stream's policy-private area in 64-bit words (fixed: part of the ABI). */
 #define ELV_STREAM_PRIV_WORDS 40
 
+/** @brief Size of a group's policy-private area in 64-bit words (fixed: part of the ABI). */
+#define ELV_GROUP_PRIV_WORDS 48
+
+/** @name Weights of streams and groups */
+/** @{ */
+#define ELV_WEIGHT_MAX 1000u           /**< Largest stream weight (Linux BFQ's range 1..1000). */
+#define ELV_GROUP_WEIGHT_MAX 10000u    /**< Largest group weight (Linux io.weight: 1..10000). */
+#define ELV_GROUP_WEIGHT_DEFAULT 100u  /**< Weight of a group whose @c weight is 0 at init. */
+/** @} */
+
 /** @brief "Never": returned by elv_next_event() when no timed action is pending. */
 #define ELV_TIME_NEVER UINT64_MAX
 
@@ -154,6 +166,7 @@ enum elv_prio_class {
 
 struct elv_queue;
 struct elv_stream;
+struct elv_group;
 struct elv_policy;
 
 /** @brief Intrusive doubly linked list node (also a list head). Library-owned when embedded. */
@@ -204,21 +217,56 @@ struct elv_request {
 /**
  * @brief Per-issuer state (a process, thread, initiator or LUN), owned by the host.
  *
- * Anticipatory and CFQ keep their per-stream statistics and queues here, so a stream is
+ * Anticipatory, CFQ and BFQ keep their per-stream statistics and queues here, so a stream is
  * large; it is registered with one queue by elv_stream_init() and retired with
- * elv_stream_exit(). Set @c ioprio before init or through elv_stream_set_prio().
+ * elv_stream_exit(). Set @c ioprio and @c weight before init, or later through
+ * elv_stream_set_prio() and elv_stream_set_weight(); put it in a group with
+ * elv_stream_set_group().
  */
 struct elv_stream {
 	uint8_t ioprio;                  /**< ELV_PRIO(class, level) of this issuer. */
 	uint8_t ELV_PRIVATE(flags);      /**< Library flags. */
-	uint16_t ELV_PRIVATE(pad);       /**< Reserved, zero. */
+	/**
+	 * Share of the device against the other streams of its group, 1..ELV_WEIGHT_MAX, for the
+	 * policies that honour weights (bfq); 0 derives it from the I/O priority as Linux does
+	 * (elv_stream_weight()). Policies without weights ignore it.
+	 */
+	uint16_t weight;
 	uint32_t ELV_PRIVATE(nr_rq);     /**< Requests held by the library (queued or in flight). */
 	struct elv_queue *ELV_PRIVATE(q); /**< Queue it is registered with. */
+	struct elv_group *ELV_PRIVATE(group); /**< Its group, NULL for the root. */
+	void *ELV_PRIVATE(qos);          /**< The QoS stage's per-stream state; the core zeroes it. */
 	struct elv_list ELV_PRIVATE(link); /**< On the queue's stream list. */
 	/** Policy-private area (anticipation statistics, CFQ per-stream queue). */
 	union {
 		uint64_t u64[ELV_STREAM_PRIV_WORDS];
 		void *ptr[ELV_STREAM_PRIV_WORDS];
+	} ELV_PRIVATE(priv);
+};
+
+/**
+ * @brief A group of streams sharing one weight, owned by the host (like a cgroup's
+ * @c io.weight, one level below the root).
+ *
+ * The host zeroes it, sets @c weight and registers it with elv_group_init(); streams join it
+ * with elv_stream_set_group(). Under a policy that honours weights, the streams of a group
+ * share the group's part of the device; the groups, and the streams in no group (the root's
+ * own, as the queues of the root cgroup in Linux), share the device by their weights. Other
+ * policies ignore groups.
+ */
+struct elv_group {
+	/** 1..ELV_GROUP_WEIGHT_MAX; 0 at elv_group_init() means ELV_GROUP_WEIGHT_DEFAULT. */
+	uint16_t weight;
+	uint8_t ELV_PRIVATE(flags);        /**< Library flags. */
+	uint8_t ELV_PRIVATE(pad);          /**< Reserved, zero. */
+	uint32_t ELV_PRIVATE(nr_streams);  /**< Streams in the group. */
+	struct elv_queue *ELV_PRIVATE(q);  /**< Queue it is registered with. */
+	void *ELV_PRIVATE(qos);            /**< The QoS stage's per-group state; the core zeroes it. */
+	struct elv_list ELV_PRIVATE(link); /**< On the queue's group list. */
+	/** Policy-private area (bfq's group entity and its service trees). */
+	union {
+		uint64_t u64[ELV_GROUP_PRIV_WORDS];
+		void *ptr[ELV_GROUP_PRIV_WORDS];
 	} ELV_PRIVATE(priv);
 };
 
@@ -479,13 +527,13 @@ ELV_API size_t elv_queue_size_any(const struct elv_config *cfg);
 ELV_API int elv_queue_init(struct elv_queue **out, void *mem, size_t len,
 			   const struct elv_policy *p, const struct elv_config *cfg);
 /**
- * @brief Tear a queue down. It must hold no request and no stream.
+ * @brief Tear a queue down. It must hold no request, no stream and no group.
  *
  * Afterwards every call on @p q fails with ELV_EINVAL (see "After elv_queue_exit()" above)
  * until the memory is reused.
  * @retval 0 success; the memory is the caller's again.
- * @retval ELV_EBUSY requests are queued or in flight, or streams are registered, or called
- *         from one of the queue's callbacks.
+ * @retval ELV_EBUSY requests are queued or in flight, or streams or groups are registered,
+ *         or called from one of the queue's callbacks.
  * @retval ELV_EINVAL @p q is NULL or already torn down.
  */
 ELV_API int elv_queue_exit(struct elv_queue *q);
@@ -509,15 +557,17 @@ ELV_API const struct elv_policy *elv_queue_policy(const struct elv_queue *q);
  * @param q queue.
  * @param s stream, zeroed by the host before its first registration (a stream that looks
  *          registered is refused with ELV_EBUSY); its @c ioprio must already be set (0 means
- *          best effort, level 4).
+ *          best effort, level 4) and its @c weight (0 derives it from the priority). It
+ *          starts in the root group.
  * @param now host time (ns); one earlier than the queue has seen is clamped (see "Time").
  * @retval 0 success.
  * @retval ELV_EINVAL NULL argument or invalid priority, or @p q is torn down.
+ * @retval ELV_ERANGE @c weight above ELV_WEIGHT_MAX.
  * @retval ELV_EBUSY @p s is registered already, or called from one of the queue's callbacks.
  */
 ELV_API int elv_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now);
 /**
- * @brief Retire a stream. It must hold no queued or in-flight request.
+ * @brief Retire a stream. It must hold no queued or in-flight request; it leaves its group.
  * @param q queue.
  * @param s stream registered with @p q.
  * @param now host time (ns); one earlier than the queue has seen is clamped (see "Time").
@@ -533,6 +583,74 @@ ELV_API int elv_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t 
  *         the queue's callbacks.
  */
 ELV_API int elv_stream_set_prio(struct elv_queue *q, struct elv_stream *s, uint8_t ioprio);
+/**
+ * @brief Change a registered stream's weight; policies apply it at the stream's next
+ * activation (bfq, as Linux, when its queue next becomes busy or is requeued).
+ * @param q queue.
+ * @param s stream registered with @p q.
+ * @param weight 1..ELV_WEIGHT_MAX, or 0 to derive it from the I/O priority again.
+ * @retval 0 success.
+ * @retval ELV_ERANGE @p weight above ELV_WEIGHT_MAX; nothing changed.
+ * @retval ELV_EINVAL NULL argument, @p s not registered with @p q, or @p q torn down.
+ * @retval ELV_EBUSY called from one of the queue's callbacks.
+ * @retval ELV_ENOSYS built with ELV_NO_STREAMS.
+ */
+ELV_API int elv_stream_set_weight(struct elv_queue *q, struct elv_stream *s, uint16_t weight);
+/**
+ * @brief Move a registered stream into group @p g, or back to the root with NULL.
+ *
+ * Only a stream the library holds no request of may move (its service so far stays with
+ * the group it was earned in).
+ * @param q queue.
+ * @param s stream registered with @p q.
+ * @param g group registered with @p q, or NULL for the root.
+ * @retval 0 success (also when @p s is in @p g already).
+ * @retval ELV_EBUSY @p s has queued or in-flight requests, or called from one of the queue's
+ *         callbacks; nothing changed.
+ * @retval ELV_EINVAL NULL @p q or @p s, @p s or @p g not registered with @p q, or @p q
+ *         torn down.
+ * @retval ELV_ENOSYS built with ELV_NO_STREAMS.
+ */
+ELV_API int elv_stream_set_group(struct elv_queue *q, struct elv_stream *s, struct elv_group *g);
+
+/**
+ * @brief Register a group with a queue.
+ * @param q queue.
+ * @param g group, zeroed by the host before its first registration (one that looks
+ *          registered is refused with ELV_EBUSY); its @c weight set (0 means
+ *          ELV_GROUP_WEIGHT_DEFAULT, stored back into @c weight).
+ * @param now host time (ns); one earlier than the queue has seen is clamped (see "Time").
+ * @retval 0 success.
+ * @retval ELV_ERANGE @c weight above ELV_GROUP_WEIGHT_MAX; nothing changed.
+ * @retval ELV_EINVAL NULL argument, or @p q torn down.
+ * @retval ELV_EBUSY @p g is registered already, or called from one of the queue's callbacks.
+ * @retval ELV_ENOSYS built with ELV_NO_STREAMS.
+ */
+ELV_API int elv_group_init(struct elv_queue *q, struct elv_group *g, uint64_t now);
+/**
+ * @brief Retire a group. It must hold no stream (move them out with elv_stream_set_group()
+ * or retire them first).
+ * @param q queue.
+ * @param g group registered with @p q.
+ * @param now host time (ns); one earlier than the queue has seen is clamped (see "Time").
+ * @retval 0 success; @p g is the host's again.
+ * @retval ELV_EBUSY streams are still in @p g, or called from one of the queue's callbacks.
+ * @retval ELV_EINVAL NULL argument, @p g not registered with @p q, or @p q torn down.
+ * @retval ELV_ENOSYS built with ELV_NO_STREAMS.
+ */
+ELV_API int elv_group_exit(struct elv_queue *q, struct elv_group *g, uint64_t now);
+/**
+ * @brief Change a group's weight; policies apply it when the group is next activated.
+ * @param q queue.
+ * @param g group registered with @p q.
+ * @param weight 1..ELV_GROUP_WEIGHT_MAX.
+ * @retval 0 success.
+ * @retval ELV_ERANGE @p weight is 0 or above ELV_GROUP_WEIGHT_MAX; nothing changed.
+ * @retval ELV_EINVAL NULL argument, @p g not registered with @p q, or @p q torn down.
+ * @retval ELV_EBUSY called from one of the queue's callbacks.
+ * @retval ELV_ENOSYS built with ELV_NO_STREAMS.
+ */
+ELV_API int elv_group_set_weight(struct elv_queue *q, struct elv_group *g, uint16_t weight);
 
 /**
  * @brief Hand a request to the queue.

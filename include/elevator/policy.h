@@ -129,6 +129,21 @@ struct elv_policy {
 	 * @p rq is either a new request or a queued one that just grew. Optional.
 	 */
 	struct elv_request *(*find_next)(struct elv_queue *q, const struct elv_request *rq);
+	/**
+	 * A group was registered (elv_group_init(), or a policy switch carrying it over): its
+	 * private area is zeroed. Runs before the stream_init hook of any stream in it. Optional.
+	 */
+	void (*group_init)(struct elv_queue *q, struct elv_group *g, uint64_t now);
+	/** A group with no stream is retired, or the policy is switched away. Optional. */
+	void (*group_exit)(struct elv_queue *q, struct elv_group *g, uint64_t now);
+	/**
+	 * A weight or a membership changed; the core has stored it already. With @p s non-NULL:
+	 * the stream's weight changed (@p old equals elv_stream_group(@p s)), or the stream, which
+	 * holds no request, moved from group @p old (NULL: the root) to its new group. With @p s
+	 * NULL: the weight of group @p old changed. Optional: a policy reading weights afresh
+	 * at each activation needs none.
+	 */
+	void (*reweight)(struct elv_queue *q, struct elv_stream *s, struct elv_group *old);
 };
 
 /** @brief Policy state of a queue (data_size bytes, 8-byte aligned). */
@@ -274,6 +289,57 @@ static inline struct elv_queue *elv_stream_queue(const struct elv_stream *s)
 {
 	return s->ELV_PRIVATE(q);
 }
+
+/** @brief The group of stream @p s, or NULL for the root. */
+static inline struct elv_group *elv_stream_group(const struct elv_stream *s)
+{
+	return s->ELV_PRIVATE(group);
+}
+
+/**
+ * @brief Weight Linux gives an I/O priority: (8 - level) * 10, so 80 (level 0) to 10; no
+ * class means level 4 (40), and the idle class takes level 7 (10).
+ */
+static inline uint16_t elv_prio_weight(uint8_t ioprio)
+{
+	unsigned cls = ELV_PRIO_CLASS(ioprio);
+	unsigned level = cls == ELV_PRIO_NONE   ? ELV_PRIO_DEFAULT_LEVEL
+			 : cls == ELV_PRIO_IDLE ? 7u
+						: ELV_PRIO_LEVEL(ioprio);
+
+	return (uint16_t)((8u - level) * 10u);
+}
+
+/** @brief Weight of @p s: its @c weight, or when that is 0 the one of its I/O priority. */
+static inline uint16_t elv_stream_weight(const struct elv_stream *s)
+{
+	return s->weight ? s->weight : elv_prio_weight(s->ioprio);
+}
+
+/** @brief Bytes in a group's policy-private area. */
+#define ELV_GROUP_PRIV_BYTES (ELV_GROUP_PRIV_WORDS * 8u)
+
+/**
+ * @brief The policy-private area of group @p g: ELV_GROUP_PRIV_BYTES bytes, 8-byte aligned,
+ * zeroed before the group_init hook runs and the policy's alone while it is registered.
+ */
+static inline void *elv_group_priv(const struct elv_group *g)
+{
+	return (void *)(uintptr_t)(const void *)g->ELV_PRIVATE(priv).u64;
+}
+
+/** @brief Number of streams in group @p g. */
+static inline uint32_t elv_group_nr_streams(const struct elv_group *g)
+{
+	return g->ELV_PRIVATE(nr_streams);
+}
+
+/**
+ * @brief Walk the groups registered with @p q (elv_group_init()), oldest first: the first
+ * with @p g NULL, then the one after @p g. NULL at the end, or for a NULL @p q.
+ */
+ELV_API struct elv_group *elv_queue_group_next(const struct elv_queue *q,
+					       const struct elv_group *g);
 
 /* ---- request helpers ---------------------------------------------------------------- */
 

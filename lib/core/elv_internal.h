@@ -41,6 +41,8 @@ struct elv_hash {
 
 /* Stream flags (private). */
 #define ELV_STREAM_REGISTERED 1u
+/* Group flags (private). */
+#define ELV_GROUP_REGISTERED 1u
 
 struct elv_queue {
 	/* The public head, struct elv_queue_head in policy.h: the same members in that order. */
@@ -64,6 +66,7 @@ struct elv_queue {
 	struct elv_list requeue; /* given back by the device: dispatched first */
 	struct elv_list held;    /* a pending barrier and everything added after it */
 	struct elv_list streams; /* registered streams */
+	struct elv_list groups;  /* registered groups (group.c) */
 	uint32_t nr_held;        /* on the held list */
 	uint32_t nr_barriers;    /* barriers on the held list */
 	uint32_t seq;            /* next arrival sequence number */
@@ -84,6 +87,14 @@ _Static_assert(offsetof(struct elv_queue, data) == offsetof(struct elv_queue_hea
 		       offsetof(struct elv_queue, nr_requeued) ==
 			       offsetof(struct elv_queue_head, nr_requeued),
 	       "struct elv_queue must begin with struct elv_queue_head");
+
+/* group.c: carry groups over a policy switch (exit under the old, init under the new
+ * policy), a stream leaving its group when retired, and the group part of elv_queue_check(). */
+uint64_t elv_queue_clock(struct elv_queue *q, uint64_t now); /* queue.c: elv_clock() */
+void elv_groups_exit(struct elv_queue *q, uint64_t now);
+void elv_groups_start(struct elv_queue *q, uint64_t now);
+void elv_group_stream_gone(struct elv_stream *s);
+int elv_groups_check(const struct elv_queue *q);
 
 /* Queue gate: open, inside a host callback (changes refused), or torn down (all refused). */
 #define ELV_GATE_OPEN 0u

@@ -74,6 +74,12 @@ static inline uint64_t elv_clock(struct elv_queue *q, uint64_t now)
 	return t;
 }
 
+/* elv_clock() for the rest of the core (group.c). */
+uint64_t elv_queue_clock(struct elv_queue *q, uint64_t now)
+{
+	return elv_clock(q, now);
+}
+
 /* The request leaves the library: the host owns it again. */
 void elv_rq_release(struct elv_queue *q, struct elv_request *rq)
 {
@@ -229,6 +235,7 @@ int elv_queue_init(struct elv_queue **out, void *mem, size_t len, const struct e
 	elv_list_init(&q->requeue);
 	elv_list_init(&q->held);
 	elv_list_init(&q->streams);
+	elv_list_init(&q->groups);
 	elv_policy_start(q, p);
 	*out = q;
 	return 0;
@@ -241,7 +248,7 @@ int elv_queue_exit(struct elv_queue *q)
 	if (err)
 		return err;
 	if (q->nr_queued || q->nr_held || q->nr_requeued || q->nr_in_flight ||
-	    !elv_list_empty(&q->streams))
+	    !elv_list_empty(&q->streams) || !elv_list_empty(&q->groups))
 		return ELV_EBUSY;
 	if (q->idling)
 		elv_idle_stop(q, q->idle_since);
@@ -303,11 +310,14 @@ int elv_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 		return ELV_EINVAL;
 	if (s->flags & ELV_STREAM_REGISTERED)
 		return ELV_EBUSY; /* registered here or with another queue */
+	if (s->weight > ELV_WEIGHT_MAX)
+		return ELV_ERANGE;
 	now = elv_clock(q, now);
 	s->flags = ELV_STREAM_REGISTERED;
-	s->pad = 0;
 	s->nr_rq = 0;
 	s->q = q;
+	s->group = NULL;
+	s->qos = NULL;
 	memset(&s->priv, 0, sizeof(s->priv));
 	elv_list_add_tail(&q->streams, &s->link);
 	if (q->policy->stream_init)
@@ -335,6 +345,7 @@ int elv_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 	now = elv_clock(q, now);
 	if (q->policy->stream_exit)
 		q->policy->stream_exit(q, s, now);
+	elv_group_stream_gone(s);
 	elv_list_del(&s->link);
 	s->flags = 0;
 	s->q = NULL;
@@ -831,7 +842,9 @@ int elv_switch(struct elv_queue *q, const struct elv_policy *p, uint64_t now)
 		if (q->policy->stream_exit)
 			q->policy->stream_exit(q, elv_container_of(l, struct elv_stream, link),
 					       now);
+	elv_groups_exit(q, now);
 	elv_policy_start(q, p);
+	elv_groups_start(q, now);
 	for (l = q->streams.next; l != &q->streams; l = l->next) {
 		struct elv_stream *s = elv_container_of(l, struct elv_stream, link);
 

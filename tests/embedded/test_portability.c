@@ -56,7 +56,7 @@ static void test_layout_on_32_bit(void **state)
 	(void)state;
 	if (sizeof(void *) == 4) {
 		assert_int_equal(sizeof(struct elv_request), 56);
-		assert_int_equal(sizeof(struct elv_stream), 24 + 8 * ELV_STREAM_PRIV_WORDS);
+		assert_int_equal(sizeof(struct elv_stream), 32 + 8 * ELV_STREAM_PRIV_WORDS);
 	}
 	assert_int_equal(offsetof(struct elv_request, sector), 0);
 	assert_int_equal(offsetof(struct elv_request, nr_sectors), 8);
