@@ -290,7 +290,13 @@ struct elv_sim_stream_spec {
 				      between @c rq_sectors and this; 0 means @c rq_sectors. */
 	double read_share;      /**< Fraction of reads in [0, 1] (MIXED). */
 	uint8_t sync_writes;    /**< 1: writes are synchronous, someone waits (MIXED). */
-	uint8_t pad2[7];        /**< Zero. */
+	/** 1..ELV_SIM_MAX_GROUPS: member of that group of the run (elv_sim_config::group_weight);
+	 *  0: in no group (the root). Only policies that honour groups (bfq) look at it. */
+	uint8_t group;
+	/** Weight 1..ELV_WEIGHT_MAX for the policies that honour weights (bfq); 0: derived
+	 *  from the I/O priority. */
+	uint16_t weight;
+	uint32_t start_ms;      /**< Simulated time (ms) before which it issues nothing. */
 };
 
 /** @brief Most chosen latency percentiles of one run. */
@@ -298,6 +304,8 @@ struct elv_sim_stream_spec {
 
 /** @brief Most streams in one run. */
 #define ELV_SIM_MAX_STREAMS 64
+/** @brief Most stream groups in one run (elv_sim_config::group_weight). */
+#define ELV_SIM_MAX_GROUPS 8
 /** @brief Most tunable overrides in one run. */
 #define ELV_SIM_MAX_SETS 16
 
@@ -343,6 +351,10 @@ struct elv_sim_config {
 	void *trace_ctx;                 /**< Passed to @c trace. */
 	uint32_t nr_pct;                 /**< Chosen latency percentiles in @c pct. */
 	double pct[ELV_SIM_MAX_PCT];     /**< Percentiles to report, each in (0, 100]. */
+	/** Groups of the run (elv_group): group k (1-based, elv_sim_stream_spec::group) has
+	 *  weight group_weight[k - 1], 1..ELV_GROUP_WEIGHT_MAX. */
+	uint32_t nr_groups;
+	uint16_t group_weight[ELV_SIM_MAX_GROUPS]; /**< Weight of each group. */
 };
 
 /** @brief Latency summary in milliseconds (nearest-rank percentiles). */
@@ -445,6 +457,9 @@ struct elv_sim_job {
 	double offset_pct[ELV_SIM_MAX_STREAMS]; /**< "offset = N%", or -1 when in bytes. */
 	double span_pct[ELV_SIM_MAX_STREAMS];   /**< "span = N%", or -1 when in bytes. */
 	unsigned line[ELV_SIM_MAX_STREAMS];     /**< Line of each stream's section header. */
+	uint32_t nr_groups;                     /**< Groups named by "group =" keys. */
+	char group_name[ELV_SIM_MAX_GROUPS][32]; /**< Their names, in order of appearance. */
+	uint16_t group_weight[ELV_SIM_MAX_GROUPS]; /**< Their weights ("group_weight =", 100). */
 };
 
 /**
@@ -521,6 +536,9 @@ struct elv_sim_scn_result {
 	double primary;                      /**< The scenario's headline metric. */
 	uint32_t nr_sweep;                   /**< Points in @c sweep (classic). */
 	struct elv_sim_rate_point sweep[ELV_SIM_MAX_RATES]; /**< Arrival-rate sweep (classic). */
+	/** The headline metric measured again with the scenario's background streams left out
+	 *  (startup: the start-up time on an idle disk); 0 for the other scenarios. */
+	double reference;
 };
 
 /** @brief A scenario's report across policies. */

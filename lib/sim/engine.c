@@ -55,6 +55,8 @@ struct eng {
 	int refused;            /* the device said BUSY: wait for a completion */
 	uint64_t requeues;
 	int cut;                /* enum elv_sim_cut */
+	struct elv_group grp[ELV_SIM_MAX_GROUPS]; /* the run's groups (elv_sim_config) */
+	uint32_t ngrp;          /* of them registered with the queue */
 };
 
 /* ---- event heap ----------------------------------------------------------------------- */
@@ -191,6 +193,28 @@ static void stream_done_check(struct eng *e, struct elv__stream *s)
 	}
 }
 
+/* Register a stream (and its writeback thread) with the queue, with its weight and group. */
+static int stream_register(struct eng *e, struct elv__stream *s)
+{
+	struct elv_stream *es[2] = { &s->es, &s->es_wb };
+	unsigned k, n = s->has_wb ? 2 : 1;
+	int r;
+
+	for (k = 0; k < n; k++) {
+		es[k]->ioprio = s->sp.ioprio;
+		r = elv_stream_init(e->q, es[k], e->now);
+		if (r)
+			return r;
+		s->registered = (uint8_t)(k + 1);
+		if (s->sp.weight && (r = elv_stream_set_weight(e->q, es[k], s->sp.weight)) != 0)
+			return r;
+		if (s->sp.group &&
+		    (r = elv_stream_set_group(e->q, es[k], &e->grp[s->sp.group - 1])) != 0)
+			return r;
+	}
+	return 0;
+}
+
 static int issue(struct eng *e, struct elv__stream *s, const struct elv__desc *d)
 {
 	struct srq *r = rq_alloc(e);
@@ -198,6 +222,11 @@ static int issue(struct eng *e, struct elv__stream *s, const struct elv__desc *d
 
 	if (!r)
 		return ELV_ENOMEM;
+	/* A stream that starts late joins the queue when it starts, as a new process would. */
+	if (!s->registered && (ret = stream_register(e, s)) != 0) {
+		rq_free(e, r);
+		return ret;
+	}
 	r->st = s;
 	r->d = *d;
 	r->issue_ns = e->now;
@@ -612,6 +641,13 @@ static int setup(struct eng *e)
 		if (r)
 			return r;
 	}
+	for (i = 0; i < c->nr_groups; i++) {
+		e->grp[i].weight = c->group_weight[i];
+		r = elv_group_init(e->q, &e->grp[i], 0);
+		if (r)
+			return r;
+		e->ngrp = i + 1;
+	}
 	if (c->replay) {
 		r = setup_replay(e);
 		if (r)
@@ -636,18 +672,8 @@ static int setup(struct eng *e)
 	for (i = 0; i < e->ns; i++) {
 		struct elv__stream *s = &e->s[i];
 
-		s->es.ioprio = s->sp.ioprio;
-		r = elv_stream_init(e->q, &s->es, 0);
-		if (r)
+		if (!s->sp.start_ms && (r = stream_register(e, s)) != 0)
 			return r;
-		s->registered = 1;
-		if (s->has_wb) {
-			s->es_wb.ioprio = s->sp.ioprio;
-			r = elv_stream_init(e->q, &s->es_wb, 0);
-			if (r)
-				return r;
-			s->registered = 2;
-		}
 		if (!s->sp.background)
 			e->fg_left++;
 	}
@@ -771,6 +797,8 @@ static void teardown(struct eng *e)
 				if (e->s[i].registered == 2)
 					elv_stream_exit(e->q, &e->s[i].es_wb, e->now);
 			}
+		for (i = 0; i < e->ngrp; i++)
+			elv_group_exit(e->q, &e->grp[i], e->now);
 		elv_queue_destroy(e->q);
 	}
 	for (i = 0; e->s && i < e->ns; i++)
@@ -814,6 +842,15 @@ static int config_ok(const struct elv_sim_config *cfg)
 		return 0;
 	for (i = 0; i < cfg->nr_pct; i++)
 		if (!(cfg->pct[i] > 0 && cfg->pct[i] <= 100))
+			return 0;
+	if (cfg->nr_groups > ELV_SIM_MAX_GROUPS)
+		return 0;
+	for (i = 0; i < cfg->nr_groups; i++)
+		if (!cfg->group_weight[i] || cfg->group_weight[i] > ELV_GROUP_WEIGHT_MAX)
+			return 0;
+	for (i = 0; !cfg->replay && i < cfg->nr_streams; i++)
+		if (cfg->streams[i].group > cfg->nr_groups ||
+		    cfg->streams[i].weight > ELV_WEIGHT_MAX)
 			return 0;
 	for (i = 0; !cfg->replay && !cfg->time_limit_ns && i < cfg->nr_streams; i++)
 		if (endless(&cfg->streams[i]))

@@ -27,6 +27,7 @@ struct jp {
 	int in_stream;
 	uint32_t seen;          /* keys already given in this section (bit per key) */
 	uint8_t has_count[ELV_SIM_MAX_STREAMS];
+	uint16_t group_weight[ELV_SIM_MAX_STREAMS]; /* "group_weight =" of each stream, or 0 */
 };
 
 static int fail(struct jp *p, const char *fmt, ...)
@@ -219,12 +220,14 @@ static int parse_place(struct jp *p, const char *key, const char *s, uint64_t *s
 
 enum {
 	K_PATTERN, K_SIZE, K_READS, K_THINK, K_THINK_DIST, K_DEPTH, K_COUNT, K_BYTES, K_OFFSET,
-	K_SPAN, K_BACKGROUND, K_SYNC_WRITES, K_PRIO, K_BURST, NR_SKEYS
+	K_SPAN, K_BACKGROUND, K_SYNC_WRITES, K_PRIO, K_BURST, K_WEIGHT, K_GROUP, K_GROUP_WEIGHT,
+	K_START, NR_SKEYS
 };
 
 static const char *const skeys[NR_SKEYS] = {
 	"pattern", "size", "read_share", "think", "think_dist", "depth", "count", "bytes",
-	"offset", "span", "background", "sync_writes", "prio", "burst"
+	"offset", "span", "background", "sync_writes", "prio", "burst", "weight", "group",
+	"group_weight", "start"
 };
 
 static int parse_prio(struct jp *p, const char *s, uint8_t *out)
@@ -274,6 +277,38 @@ static int parse_sizes(struct jp *p, const char *s, struct elv_sim_stream_spec *
 	if (!r && sp->rq_sectors % 8 == 0 && sp->rq_sectors_max % 8)
 		return fail(p, "size: both ends of '%s' must be whole 4 KiB pages", s);
 	return r;
+}
+
+/* A name made of letters, digits, '-', '_' and '.', shorter than 32 characters. */
+static int plain_name(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name[i]; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("-_.", name[i]))
+			return 0;
+	return i > 0 && i < 32;
+}
+
+/* group = NAME: the stream joins that group, named here for the first time or before. */
+static int parse_group(struct jp *p, const char *val, struct elv_sim_stream_spec *sp)
+{
+	struct elv_sim_job *j = p->job;
+	uint32_t g;
+
+	if (!plain_name(val))
+		return fail(p, "group: '%s' is not a name (letters, digits, '-', '_', '.', at "
+			    "most 31)", val);
+	for (g = 0; g < j->nr_groups && strcmp(j->group_name[g], val); g++)
+		;
+	if (g == j->nr_groups) {
+		if (g == ELV_SIM_MAX_GROUPS)
+			return fail(p, "group: more than %d groups", ELV_SIM_MAX_GROUPS);
+		memcpy(j->group_name[g], val, strlen(val) + 1);
+		j->nr_groups++;
+	}
+	sp->group = (uint8_t)(g + 1);
+	return 0;
 }
 
 static int stream_key(struct jp *p, const char *key, const char *val)
@@ -350,6 +385,32 @@ static int stream_key(struct jp *p, const char *key, const char *val)
 		return parse_bool(p, key, val, &sp->sync_writes);
 	case K_PRIO:
 		return parse_prio(p, val, &sp->ioprio);
+	case K_WEIGHT:
+		if (parse_uint(p, key, val, ELV_WEIGHT_MAX, &v))
+			return ELV_EINVAL;
+		if (!v)
+			return fail(p, "weight: must be at least 1");
+		sp->weight = (uint16_t)v;
+		return 0;
+	case K_GROUP:
+		return parse_group(p, val, sp);
+	case K_GROUP_WEIGHT:
+		if (parse_uint(p, key, val, ELV_GROUP_WEIGHT_MAX, &v))
+			return ELV_EINVAL;
+		if (!v)
+			return fail(p, "group_weight: must be at least 1");
+		p->group_weight[si] = (uint16_t)v;
+		return 0;
+	case K_START: {
+		double ms;
+
+		if (parse_ms(p, key, val, &ms))
+			return ELV_EINVAL;
+		if (ms != floor(ms) || ms > UINT32_MAX)
+			return fail(p, "start: '%s' is not a whole number of milliseconds", val);
+		sp->start_ms = (uint32_t)ms;
+		return 0;
+	}
 	default: /* K_BURST */
 		if (parse_uint(p, key, val, 1u << 20, &v))
 			return ELV_EINVAL;
@@ -450,10 +511,20 @@ static int finish(struct jp *p)
 	struct elv_sim_job *j = p->job;
 	uint32_t i, fg = 0;
 
+	for (i = 0; i < j->nr_groups; i++)
+		j->group_weight[i] = 0;
 	for (i = 0; i < j->nr_streams; i++) {
 		const struct elv_sim_stream_spec *sp = &j->streams[i];
+		uint16_t gw = p->group_weight[i];
 
 		p->line = j->line[i];
+		if (gw && !sp->group)
+			return fail(p, "stream '%s': group_weight without a group", sp->name);
+		if (gw && j->group_weight[sp->group - 1] && j->group_weight[sp->group - 1] != gw)
+			return fail(p, "stream '%s': group '%s' was given weight %u before", sp->name,
+				    j->group_name[sp->group - 1], j->group_weight[sp->group - 1]);
+		if (gw)
+			j->group_weight[sp->group - 1] = gw;
 		if (sp->count && sp->bytes)
 			return fail(p, "stream '%s': give count or bytes, not both", sp->name);
 		if (!sp->background && !sp->count && !sp->bytes && !j->time_limit_ns)
@@ -462,6 +533,9 @@ static int finish(struct jp *p)
 		if (!sp->background)
 			fg++;
 	}
+	for (i = 0; i < j->nr_groups; i++)
+		if (!j->group_weight[i])
+			j->group_weight[i] = ELV_GROUP_WEIGHT_DEFAULT;
 	if (!fg) {
 		p->line = j->nr_streams ? j->line[0] : p->line;
 		return fail(p, j->nr_streams ? "every stream is background: nothing ends the run"
@@ -602,6 +676,7 @@ int elv_sim_job_apply(const struct elv_sim_job *job, struct elv_sim_config *cfg)
 	uint32_t i;
 
 	if (!job || !cfg || !job->nr_streams || job->nr_streams > ELV_SIM_MAX_STREAMS ||
+	    job->nr_groups > ELV_SIM_MAX_GROUPS ||
 	    !cfg->dev.capacity)
 		return ELV_EINVAL;
 	cap = cfg->dev.capacity;
@@ -626,6 +701,8 @@ int elv_sim_job_apply(const struct elv_sim_job *job, struct elv_sim_config *cfg)
 		sp->region_len = len;
 	}
 	cfg->nr_streams = job->nr_streams;
+	cfg->nr_groups = job->nr_groups;
+	memcpy(cfg->group_weight, job->group_weight, sizeof(cfg->group_weight));
 	if (job->has_seed)
 		cfg->seed = job->seed;
 	if (job->time_limit_ns && !cfg->time_limit_ns)

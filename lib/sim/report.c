@@ -165,6 +165,8 @@ static void json_result(FILE *f, const struct elv_sim_report *rep,
 	}
 	if (sr->nr_sweep)
 		json_sweep(f, sr);
+	if (sr->reference > 0)
+		fprintf(f, ",\n      \"reference\": %.6g", fin(sr->reference));
 	fprintf(f, "}");
 }
 
@@ -446,5 +448,11 @@ void elv_sim_report_table(FILE *f, const struct elv_sim_report *rep)
 		table_tcq(f, rep);
 	if (rep->nr && rep->res[0].nr_sweep)
 		table_sweep(f, rep);
+	for (i = 0; i < rep->nr; i++)
+		if (rep->res[i].reference > 0)
+			fprintf(f, "  %-13s %s %.3f under load, %.3f with the background left out "
+				"(%.1fx)\n", rep->res[i].run.policy, rep->primary_name,
+				rep->res[i].primary, rep->res[i].reference,
+				rep->res[i].primary / rep->res[i].reference);
 	table_pub(f, rep);
 }

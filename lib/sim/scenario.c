@@ -286,6 +286,106 @@ static int fits_ssd(const struct elv_sim_dev_params *p)
 	return p->kind == ELV_SIM_DEV_SSD && p->capacity >= 512 * MB_SECTORS;
 }
 
+/* ---- startup and seq-readers: BFQ's published claims --------------------------------------- */
+
+static const struct elv_sim_published pub_startup[] = {
+	{ "BFQ: start-up time under load / on an idle disk", 1, "x",
+	  "Documentation/block/bfq-iosched.rst (\"about the same time as if the storage "
+	  "device was idle\")" },
+};
+
+static const struct elv_sim_published pub_seqr[] = {
+	{ "BFQ over CFQ, sequential readers on an HDD (at most)", 30, "%",
+	  "Documentation/block/bfq-iosched.rst" },
+	{ "BFQ over deadline and noop, same workloads (at most)", 150, "%",
+	  "Documentation/block/bfq-iosched.rst" },
+};
+
+#define SU_READERS 10
+#define SU_START_MS 5000u  /* the program starts once the readers have run 5 s */
+
+/* Ten `cat`s of large files, each with 128 KiB readahead and the next window in flight,
+ * each file in its own place over the first half of the disk. */
+static void add_seq_readers(struct elv_sim_config *c, uint64_t bytes, uint8_t background)
+{
+	uint64_t cap = c->dev.capacity;
+	unsigned k;
+
+	for (k = 0; k < SU_READERS; k++) {
+		char name[16];
+		struct elv_sim_stream_spec *s;
+
+		snprintf(name, sizeof(name), "reader%u", k);
+		s = add_stream(c, name, ELV_SIM_STREAMER);
+		s->region_start = align8(cap / 2 * k / SU_READERS);
+		s->region_len = align8(cap / 2 / SU_READERS);
+		s->rq_sectors = 256;
+		s->depth = 2;
+		s->bytes = bytes;
+		s->background = background;
+	}
+}
+
+/* Starting a program: its binary read from one file in 32 KiB reads, each waited for, with a
+ * little CPU work between them; 4 MiB in all, in the second half of the disk. */
+static void add_app(struct elv_sim_config *c, double scale)
+{
+	uint64_t cap = c->dev.capacity;
+	struct elv_sim_stream_spec *a = add_stream(c, "app", ELV_SIM_SYNC_READER);
+
+	a->pattern = ELV_SIM_SEQUENTIAL;
+	a->region_start = align8(cap * 3 / 4);
+	a->region_len = 64 * MB_SECTORS;
+	a->rq_sectors = 64;
+	a->count = scaled(128, scale);
+	a->think_ms = 0.2;
+	a->start_ms = SU_START_MS;
+}
+
+static void build_startup(struct elv_sim_config *c, double scale)
+{
+	add_seq_readers(c, 0, 1);
+	add_app(c, scale);
+}
+
+/* The idle-disk reference: the same program with nothing else running. */
+static void build_startup_idle(struct elv_sim_config *c, double scale)
+{
+	add_app(c, scale);
+}
+
+/* Seconds from the program's first read to its last completion. */
+static double startup_of(const struct elv_sim_result *r)
+{
+	unsigned i;
+
+	for (i = 0; i < r->nr_streams; i++)
+		if (strcmp(r->streams[i].name, "app") == 0 && r->streams[i].requests)
+			return r->streams[i].done_s - SU_START_MS / 1000.0;
+	return 0;
+}
+
+static double prim_startup(const struct elv_sim_scn_result *r)
+{
+	return startup_of(&r->run);
+}
+
+static void build_seqr(struct elv_sim_config *c, double scale)
+{
+	add_seq_readers(c, scaled(128, scale) * 1048576, 0);
+}
+
+/* Aggregate throughput: everything read over the time the last reader took. */
+static double prim_seqr(const struct elv_sim_scn_result *r)
+{
+	return r->run.makespan_s > 0 ? r->run.read_mbps : 0;
+}
+
+static int fits_hdd(const struct elv_sim_dev_params *p)
+{
+	return p->kind == ELV_SIM_DEV_DISK && p->capacity >= 8192 * MB_SECTORS;
+}
+
 static const struct scn_def scns[] = {
 	{ "seek-sort", "15 random 512-byte readers over 960,000 sectors: what sorting buys",
 	  "barracuda", pub_seek, 2, "time_s", 1, build_seek, fits_any, prim_makespan },
@@ -302,6 +402,11 @@ static const struct scn_def scns[] = {
 	  prim_classic },
 	{ "ssd-write-flood", "a flood of buffered writes against a latency-sensitive reader",
 	  "ssd", NULL, 0, "read_p99_ms", 1, build_swf, fits_ssd, prim_wb },
+	{ "startup", "a program starting (4 MiB read in 32 KiB reads) against ten sequential "
+	  "readers, and on an idle disk", "ide2003", pub_startup, 1, "startup_s", 1,
+	  build_startup, fits_hdd, prim_startup },
+	{ "seq-readers", "ten sequential readers of 128 MiB each: aggregate throughput",
+	  "ide2003", pub_seqr, 2, "read_MBps", 0, build_seqr, fits_hdd, prim_seqr },
 };
 
 #define NR_SCN (sizeof(scns) / sizeof(scns[0]))
@@ -544,6 +649,44 @@ static int run_classic(const struct elv_sim_dev_params *dev, const struct elv_po
 	return r;
 }
 
+/* The program under load, then alone: sr->run is the loaded run, sr->reference the idle one. */
+static int run_startup(const struct elv_sim_dev_params *dev, const struct elv_policy *pol,
+		       const struct elv_sim_scn_opts *o, struct elv_sim_scn_result *sr,
+		       struct prog *pg, double scale)
+{
+	struct elv_sim_config *c = malloc(sizeof(*c));
+	struct elv_sim_result idle;
+	double base = pg->base, span = pg->span;
+	int r;
+
+	if (!c)
+		return ELV_ENOMEM;
+	base_config(c, dev, o, pol);
+	build_startup(c, scale);
+	pg->span = span * 0.9;
+	c->progress = o->progress ? prog_cb : NULL;
+	c->progress_ctx = pg;
+	r = elv_sim_run(c, &sr->run);
+	if (!r && !sr->run.error) {
+		base_config(c, dev, o, pol);
+		build_startup_idle(c, scale);
+		pg->base = base + span * 0.9;
+		pg->span = span * 0.1;
+		c->progress = o->progress ? prog_cb : NULL;
+		c->progress_ctx = pg;
+		r = elv_sim_run(c, &idle);
+		if (!r) {
+			if (idle.error)
+				r = idle.error;
+			else
+				sr->reference = startup_of(&idle);
+			elv_sim_result_free(&idle);
+		}
+	}
+	free(c);
+	return r;
+}
+
 int elv_sim_scenario_run(unsigned i, const struct elv_policy *const *policies, unsigned nr,
 			 const struct elv_sim_scn_opts *o, struct elv_sim_report *rep)
 {
@@ -587,6 +730,8 @@ int elv_sim_scenario_run(unsigned i, const struct elv_policy *const *policies, u
 			r = run_tcq(&dev, policies[k], o, sr, &pg, scale);
 		} else if (sd->build == build_classic) {
 			r = run_classic(&dev, policies[k], o, sr, &pg, scale);
+		} else if (sd->build == build_startup) {
+			r = run_startup(&dev, policies[k], o, sr, &pg, scale);
 		} else {
 			base_config(c, &dev, o, policies[k]);
 			sd->build(c, scale);

@@ -861,6 +861,13 @@ static int window_next(struct elv__stream *s, struct elv__desc *d)
 
 int elv__gen_next(struct elv__stream *s, uint64_t now, struct elv__desc *d, uint64_t *wake)
 {
+	uint64_t start = (uint64_t)s->sp.start_ms * 1000000u;
+
+	/* Nothing before the stream's start; from then on its kind decides. */
+	if (now < start) {
+		*wake = start;
+		return ELV__GEN_SLEEP;
+	}
 	switch (s->sp.kind) {
 	case ELV_SIM_SYNC_READER:
 		return reader_next(s, now, d, wake);
