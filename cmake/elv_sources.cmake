@@ -53,4 +53,5 @@ set(ELV_SIM_SOURCES
 	lib/sim/rng.c
 	lib/sim/scenario.c
 	lib/sim/workload.c
+	lib/sim/zoned.c
 )

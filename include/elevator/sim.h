@@ -124,18 +124,50 @@ struct elv_sim_flash_params {
 	double cmd_us;            /**< Per-command overhead (protocol, firmware). */
 };
 
+/**
+ * @brief Write zones of a zoned device: a host-managed SMR disk (kind DISK) or a ZNS SSD
+ *        (kind SSD), with elv_sim_dev_params::zoned set and @c zone_sectors non-zero.
+ *
+ * The device is cut into zones of @c zone_sectors from sector 0 (a tail shorter than a zone
+ * is not used: the capacity is rounded down). The first @c nr_conv zones are conventional
+ * (written anywhere); every other zone must be written sequentially at its write pointer.
+ */
+struct elv_sim_zone_params {
+	uint64_t zone_sectors;  /**< Zone size in sectors. */
+	uint64_t zone_capacity; /**< Writable sectors from each zone's start (0: the zone size). */
+	uint32_t nr_conv;       /**< Conventional zones at the start of the device. */
+	uint32_t max_open;      /**< Most zones open at once (0: no limit). */
+	uint32_t max_active;    /**< Most zones open or closed at once (0: no limit). */
+	/** 1: the device serves commands in arrival order, so a host may keep several writes
+	 *  to one zone in flight; 0: it reorders them (SPTF on a disk, any order on ZNS). */
+	uint8_t ordered;
+	uint8_t pad[3];         /**< Zero. */
+};
+
+/** @brief Conditions of a write zone (elv_sim_dev_zone_report()). */
+enum elv_sim_zone_cond {
+	ELV_SIM_ZONE_EMPTY = 0,  /**< Write pointer at the zone start. */
+	ELV_SIM_ZONE_OPEN = 1,   /**< Written, open (counts against max_open and max_active). */
+	ELV_SIM_ZONE_CLOSED = 2, /**< Written, closed by the device (counts against max_active). */
+	ELV_SIM_ZONE_FULL = 3,   /**< Write pointer at the zone capacity, or finished. */
+	ELV_SIM_ZONE_CONV = 4    /**< Conventional zone: no write pointer. */
+};
+
 /** @brief A complete device parameter set. Zero it, then fill or load it. */
 struct elv_sim_dev_params {
 	char name[48];            /**< Preset or file name, shown in reports. */
 	uint32_t kind;            /**< enum elv_sim_dev_kind. */
 	uint16_t queue_depth;     /**< Commands the device holds at once (0 means 1). */
 	uint8_t drive_sched;      /**< enum elv_sim_drive_sched. */
-	uint8_t zoned;            /**< Reported as a trait only. */
+	/** 1: zoned. With zone.zone_sectors the device enforces the zone rules (host-managed
+	 *  SMR or ZNS); without, it is reported as a trait only. */
+	uint8_t zoned;
 	double ordered_tag_ms;    /**< Host sends an ordered tag this often (0: never). */
 	uint16_t busy_depth;      /**< Answer BUSY when holding this many (0: never). */
 	uint64_t capacity;        /**< Sectors; derived from the geometry for disks. */
 	struct elv_sim_disk_params disk;   /**< Disk parameters (kind DISK). */
 	struct elv_sim_flash_params flash; /**< Flash parameters (kinds SSD and USB). */
+	struct elv_sim_zone_params zone;   /**< Write zones (zoned DISK and SSD). */
 };
 
 /**
@@ -177,7 +209,7 @@ struct elv_sim_io {
 	uint8_t op;           /**< enum elv_op. */
 	uint8_t ordered;      /**< Set by the device: it carried an ordered tag. */
 	uint8_t cache_hit;    /**< Set by the device: served from the drive cache. */
-	uint8_t pad;          /**< Zero. */
+	uint8_t status;       /**< Set by the device: 0, or why it failed (elv_sim_io_status). */
 	void *ctx;            /**< Host pointer, untouched. */
 	uint64_t submit_ns;   /**< When the device received it. */
 	uint64_t start_ns;    /**< When the device started serving it. */
@@ -185,6 +217,16 @@ struct elv_sim_io {
 	uint64_t seq;         /**< Arrival number at the device. */
 	uint64_t seek_sectors; /**< Distance from the head's position (disks, media accesses). */
 	double seek_ms;       /**< Seek time paid (disks). */
+};
+
+/** @brief Why a zoned device failed a command (elv_sim_io::status); 0 is success. */
+enum elv_sim_io_status {
+	ELV_SIM_IO_OK = 0,         /**< Done. */
+	ELV_SIM_IO_WP = 1,         /**< Write not at the zone's write pointer. */
+	ELV_SIM_IO_FULL = 2,       /**< Write to a full zone, or past the zone capacity. */
+	ELV_SIM_IO_LIMIT = 3,      /**< Opening the zone would exceed max_active. */
+	ELV_SIM_IO_BOUNDARY = 4,   /**< Write crossing a zone boundary, or past the device. */
+	ELV_SIM_IO_ZONE_OP = 5     /**< Zone command on a conventional zone or not at a zone start. */
 };
 
 /** @brief Counters of a device model. */
@@ -207,6 +249,12 @@ struct elv_sim_dev_stats {
 	uint64_t full_merge_ns;    /**< Flash: time spent in full merges. */
 	uint64_t partial_merge_ns; /**< Flash: time spent in partial merges. */
 	uint64_t switch_merge_ns;  /**< Flash: time spent in switch merges. */
+	uint64_t zone_wp_errors;    /**< Zoned: writes failed off the write pointer. */
+	uint64_t zone_full_errors;  /**< Zoned: writes failed on a full zone or past capacity. */
+	uint64_t zone_other_errors; /**< Zoned: other failed commands (limits, boundaries). */
+	uint64_t zone_resets;       /**< Zoned: zones reset. */
+	uint64_t zone_finishes;     /**< Zoned: zones finished. */
+	uint64_t zone_closes;       /**< Zoned: open zones the device closed to open another. */
 };
 
 struct elv_sim_dev;
@@ -230,6 +278,24 @@ ELV_API struct elv_sim_io *elv_sim_dev_finish(struct elv_sim_dev *d, uint64_t no
 ELV_API void elv_sim_dev_get_stats(const struct elv_sim_dev *d, struct elv_sim_dev_stats *st);
 /** @brief The parameters the device was built from (capacity derived). */
 ELV_API const struct elv_sim_dev_params *elv_sim_dev_params(const struct elv_sim_dev *d);
+
+/** @brief State of one write zone (elv_sim_dev_zone_report()). */
+struct elv_sim_zone_info {
+	uint64_t start;    /**< First sector. */
+	uint64_t wp;       /**< Write pointer as an offset from @c start (sectors written). */
+	uint64_t capacity; /**< Writable sectors. */
+	uint8_t cond;      /**< enum elv_sim_zone_cond. */
+	uint8_t pad[7];    /**< Zero. */
+};
+
+/** @brief Write zones of a device (0 when it enforces no zone rules). */
+ELV_API uint32_t elv_sim_dev_nr_zones(const struct elv_sim_dev *d);
+/**
+ * @brief Report a zone's condition and write pointer, as a zone report command would.
+ * @retval 0 filled; ELV_EINVAL NULL argument; ELV_ERANGE no such zone (or not zoned).
+ */
+ELV_API int elv_sim_dev_zone_report(const struct elv_sim_dev *d, uint32_t zone,
+				    struct elv_sim_zone_info *zi);
 
 /**
  * @brief Disk arithmetic for tests and tools: seek time for a distance in cylinders (ms).

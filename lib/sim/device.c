@@ -36,8 +36,12 @@ int elv_sim_dev_create(struct elv_sim_dev **out, const struct elv_sim_dev_params
 	}
 	if (d->p.kind == ELV_SIM_DEV_DISK)
 		r = elv__disk_init(d);
+	else if (elv__zoned_on(&d->p))
+		r = 0; /* ZNS: zones map onto erase blocks, no FTL to build */
 	else if (d->p.kind == ELV_SIM_DEV_SSD || d->p.kind == ELV_SIM_DEV_USB)
 		r = elv__flash_init(d);
+	if (!r)
+		r = elv__zoned_init(d);
 	if (r) {
 		elv_sim_dev_destroy(d);
 		return r;
@@ -52,6 +56,7 @@ void elv_sim_dev_destroy(struct elv_sim_dev *d)
 		return;
 	elv__disk_exit(d);
 	elv__flash_exit(d);
+	elv__zoned_exit(d);
 	free(d->wait);
 	free(d);
 }
@@ -80,6 +85,8 @@ static double serve(struct elv_sim_dev *d, struct elv_sim_io *io, double ts, int
 		return elv__disk_serve(d, io, ts, commit, pos);
 	case ELV_SIM_DEV_SSD:
 	case ELV_SIM_DEV_USB:
+		if (d->wz)
+			return elv__zns_serve(d, io, ts);
 		return elv__flash_serve(d, io, ts);
 	default:
 		return ts;
@@ -130,7 +137,10 @@ static unsigned pick(struct elv_sim_dev *d, uint64_t now)
 			if (older)
 				continue;
 		}
-		if (d->p.kind != ELV_SIM_DEV_DISK || d->p.drive_sched == ELV_SIM_DRIVE_FCFS) {
+		if ((cost = elv__zoned_pick_cost(d, io)) >= 0) {
+			/* zoned: arrival order, or a ZNS device's own order */
+		} else if (d->p.kind != ELV_SIM_DEV_DISK ||
+			   d->p.drive_sched == ELV_SIM_DRIVE_FCFS) {
 			cost = (double)io->seq;
 		} else if (d->p.drive_sched == ELV_SIM_DRIVE_SSTF) {
 			uint32_t z, c, h, s;
@@ -163,7 +173,8 @@ static void start(struct elv_sim_dev *d, uint64_t now)
 	d->wait[d->nwait] = NULL;
 	d->cur = io;
 	io->start_ns = now;
-	done = serve(d, io, (double)now, 1, &pos);
+	if (!elv__zoned_start(d, io, (double)now, &done))
+		done = serve(d, io, (double)now, 1, &pos);
 	done = floor(done + 0.5);
 	io->done_ns = done > (double)now ? (uint64_t)done : now;
 }
@@ -183,6 +194,7 @@ int elv_sim_dev_submit(struct elv_sim_dev *d, struct elv_sim_io *io, uint64_t no
 	io->seq = d->seq++;
 	io->ordered = 0;
 	io->cache_hit = 0;
+	io->status = 0;
 	io->seek_sectors = 0;
 	io->seek_ms = 0;
 	if (d->p.ordered_tag_ms > 0 && d->depth > 1 && now >= d->next_ordered_ns) {

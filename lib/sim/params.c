@@ -123,6 +123,38 @@ static void preset_usb(struct elv_sim_dev_params *p)
 	fp->cmd_us = 500;
 }
 
+/*
+ * Host-managed SMR disk: the mechanics of the ide2003 preset with NCQ (32 commands, SPTF),
+ * no write-back cache, 256 MiB zones of which the first 4 are conventional, 128 zones open
+ * at most. The drive reorders what it holds, so the transport does not keep write order.
+ */
+static void preset_smr(struct elv_sim_dev_params *p)
+{
+	preset_ide2003(p);
+	p->queue_depth = 32;
+	p->drive_sched = ELV_SIM_DRIVE_SPTF;
+	p->disk.write_buffer = 0;
+	p->zoned = 1;
+	p->zone.zone_sectors = 256 * 2048;
+	p->zone.nr_conv = 4;
+	p->zone.max_open = 128;
+}
+
+/*
+ * ZNS SSD: the NAND timings of the ssd preset, 4 GiB in 64 MiB zones of 48 MiB capacity
+ * (zone capacity below zone size, as on shipping ZNS drives), at most 14 zones open and 14
+ * active. NVMe does not keep the order of the commands in flight.
+ */
+static void preset_zns(struct elv_sim_dev_params *p)
+{
+	preset_ssd(p);
+	p->zoned = 1;
+	p->zone.zone_sectors = 64 * 2048;
+	p->zone.zone_capacity = 48 * 2048;
+	p->zone.max_open = 14;
+	p->zone.max_active = 14;
+}
+
 static void preset_null(struct elv_sim_dev_params *p)
 {
 	p->kind = ELV_SIM_DEV_NULL;
@@ -144,6 +176,10 @@ static const struct preset presets[] = {
 	{ "ssd", "SSD, page-mapped FTL, 8-way, 4 GiB, NCQ 32", preset_ssd },
 	{ "usb-stick", "1 GB USB 2.0 flash stick, log-block FTL, 2 log blocks, QD 1",
 	  preset_usb },
+	{ "smr", "host-managed SMR disk: ide2003 mechanics, NCQ 32 SPTF, 256 MiB zones, 4 "
+	  "conventional", preset_smr },
+	{ "zns", "ZNS SSD: ssd timings, 4 GiB, 64 MiB zones of 48 MiB, 14 open/active, NCQ 32",
+	  preset_zns },
 	{ "null", "null device: zero service time", preset_null },
 };
 
@@ -191,6 +227,8 @@ struct pkey {
 #define FK(k, t, f) { k, t, offsetof(struct elv_sim_dev_params, flash) + \
 		      offsetof(struct elv_sim_flash_params, f) }
 #define PK(k, t, f) { k, t, offsetof(struct elv_sim_dev_params, f) }
+#define ZK(k, t, f) { k, t, offsetof(struct elv_sim_dev_params, zone) + \
+		      offsetof(struct elv_sim_zone_params, f) }
 
 static const struct pkey pkeys[] = {
 	PK("queue_depth", T_U16, queue_depth),
@@ -229,6 +267,12 @@ static const struct pkey pkeys[] = {
 	FK("erase_us", T_DBL, erase_us),
 	FK("xfer_us", T_DBL, xfer_us),
 	FK("cmd_us", T_DBL, cmd_us),
+	ZK("zone_sectors", T_U64, zone_sectors),
+	ZK("zone_capacity", T_U64, zone_capacity),
+	ZK("zone_conv", T_U32, nr_conv),
+	ZK("zone_max_open", T_U32, max_open),
+	ZK("zone_max_active", T_U32, max_active),
+	ZK("zone_ordered", T_U8, ordered),
 };
 
 static int parse_double(const char *s, double *v)
@@ -525,7 +569,19 @@ static int finish_disk(struct elv_sim_dev_params *p)
 	return 0;
 }
 
+static int finish_kind(struct elv_sim_dev_params *p);
+
 int elv_sim_param_finish(struct elv_sim_dev_params *p)
+{
+	int r;
+
+	if (!p)
+		return ELV_EINVAL;
+	r = finish_kind(p);
+	return r ? r : elv__zoned_finish(p);
+}
+
+static int finish_kind(struct elv_sim_dev_params *p)
 {
 	if (!p)
 		return ELV_EINVAL;

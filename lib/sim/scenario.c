@@ -386,6 +386,55 @@ static int fits_hdd(const struct elv_sim_dev_params *p)
 	return p->kind == ELV_SIM_DEV_DISK && p->capacity >= 8192 * MB_SECTORS;
 }
 
+/* ---- zoned-writers ---------------------------------------------------------------------- */
+
+#define ZW_WRITERS 4
+
+/*
+ * Writers filling zones sequentially through the page cache (32 KiB writes, 32 queued each)
+ * in zones spread over the device, against a reader of random 4 KiB blocks anywhere. Each
+ * writer writes its zone once from the start: a second pass would need a reset first.
+ */
+static void build_zw(struct elv_sim_config *c, double scale)
+{
+	const struct elv_sim_zone_params *zp = &c->dev.zone;
+	uint64_t nz = c->dev.capacity / zp->zone_sectors, nseq = nz - zp->nr_conv;
+	uint64_t bytes = scaled(32.0 * 1048576, scale), cap = zp->zone_capacity * 512;
+	struct elv_sim_stream_spec *r;
+	unsigned k;
+
+	for (k = 0; k < ZW_WRITERS; k++) {
+		char name[16];
+		struct elv_sim_stream_spec *w;
+		uint64_t zone = zp->nr_conv + (k + 1) * nseq / (ZW_WRITERS + 1);
+
+		snprintf(name, sizeof(name), "writer%u", k);
+		w = add_stream(c, name, ELV_SIM_WRITER);
+		w->region_start = zone * zp->zone_sectors;
+		w->region_len = zp->zone_capacity;
+		w->rq_sectors = 64;
+		w->depth = 32;
+		w->bytes = bytes < cap ? bytes : cap;
+	}
+	r = add_stream(c, "reader", ELV_SIM_SYNC_READER);
+	r->pattern = ELV_SIM_RANDOM;
+	r->rq_sectors = 8;
+	r->think_ms = 2;
+	r->exp_think = 1;
+	r->background = 1;
+}
+
+static int fits_zoned(const struct elv_sim_dev_params *p)
+{
+	return elv__zoned_on(p) &&
+	       p->capacity / p->zone.zone_sectors >= p->zone.nr_conv + ZW_WRITERS + 1;
+}
+
+static double prim_zw(const struct elv_sim_scn_result *r)
+{
+	return (double)r->run.dev.zone_wp_errors;
+}
+
 static const struct scn_def scns[] = {
 	{ "seek-sort", "15 random 512-byte readers over 960,000 sectors: what sorting buys",
 	  "barracuda", pub_seek, 2, "time_s", 1, build_seek, fits_any, prim_makespan },
@@ -402,6 +451,8 @@ static const struct scn_def scns[] = {
 	  prim_classic },
 	{ "ssd-write-flood", "a flood of buffered writes against a latency-sensitive reader",
 	  "ssd", NULL, 0, "read_p99_ms", 1, build_swf, fits_ssd, prim_wb },
+	{ "zoned-writers", "four sequential writers in four zones and a random reader, on a "
+	  "zoned device", "smr", NULL, 0, "wp_errors", 1, build_zw, fits_zoned, prim_zw },
 	{ "startup", "a program starting (4 MiB read in 32 KiB reads) against ten sequential "
 	  "readers, and on an idle disk", "ide2003", pub_startup, 1, "startup_s", 1,
 	  build_startup, fits_hdd, prim_startup },
@@ -448,9 +499,16 @@ int elv_sim_scenario_find(const char *name)
 	return -1;
 }
 
+/* A host-managed zoned device fails every write off a write pointer: only the scenarios
+ * written for zones run on it. */
+static int fits(const struct scn_def *sd, const struct elv_sim_dev_params *p)
+{
+	return sd->fits(p) && (sd->fits == fits_zoned || !elv__zoned_on(p));
+}
+
 int elv_sim_scenario_fits(unsigned i, const struct elv_sim_dev_params *p)
 {
-	return i < NR_SCN && p && scns[i].fits(p);
+	return i < NR_SCN && p && fits(&scns[i], p);
 }
 
 /* The QD 1 rate the parameter set predicts: overhead + mean seek + half a turn + transfer. */
@@ -705,7 +763,7 @@ int elv_sim_scenario_run(unsigned i, const struct elv_policy *const *policies, u
 		dev = *o->dev;
 	else if ((r = elv_sim_preset(sd->device, &dev)) != 0)
 		return r;
-	if (elv_sim_param_finish(&dev) || !sd->fits(&dev))
+	if (elv_sim_param_finish(&dev) || !fits(sd, &dev))
 		return ELV_EINVAL;
 	scale = o->scale > 0 ? o->scale : 1.0;
 	rep->scenario = sd->name;

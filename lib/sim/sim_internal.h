@@ -53,6 +53,13 @@ struct elv__logblk {
 	uint64_t lru;
 };
 
+/* One write zone of a zoned device. */
+struct elv__wzone {
+	uint64_t wp;          /* sectors written from the zone start */
+	uint64_t last;        /* write sequence of its latest write (implicit close picks LRU) */
+	uint8_t cond;         /* enum elv_sim_zone_cond */
+};
+
 struct elv_sim_dev {
 	struct elv_sim_dev_params p;
 	unsigned depth;
@@ -97,6 +104,14 @@ struct elv_sim_dev {
 	uint32_t active_next;
 	/* USB log blocks */
 	struct elv__logblk *logs;
+
+	/* write zones (zoned.c) */
+	struct elv__wzone *wz;      /* NULL when the device enforces no zone rules */
+	uint32_t nr_wz;
+	uint32_t nr_open;
+	uint32_t nr_active;
+	uint64_t wseq;
+	struct elv_sim_rng zrng;    /* the order an unordered ZNS device serves commands in */
 };
 
 /* Disk model (disk.c). */
@@ -119,6 +134,19 @@ int elv__flash_init(struct elv_sim_dev *d);
 void elv__flash_exit(struct elv_sim_dev *d);
 double elv__flash_serve(struct elv_sim_dev *d, struct elv_sim_io *io, double ts);
 
+/* Zoned devices (zoned.c). Zone commands a host sends as a request's op. */
+enum { ELV__ZCMD_NONE = 0, ELV__ZCMD_RESET, ELV__ZCMD_FINISH, ELV__ZCMD_APPEND };
+int elv__zone_cmd(uint8_t op);
+int elv__zoned_on(const struct elv_sim_dev_params *p);
+int elv__zoned_finish(struct elv_sim_dev_params *p);
+int elv__zoned_init(struct elv_sim_dev *d);
+void elv__zoned_exit(struct elv_sim_dev *d);
+/* At service start: apply the zone rules to io. Returns 1 when the command is settled here
+ * (failed, or a zone command) with its completion time in *done; 0 to serve it as usual. */
+int elv__zoned_start(struct elv_sim_dev *d, struct elv_sim_io *io, double ts, double *done);
+double elv__zns_serve(struct elv_sim_dev *d, struct elv_sim_io *io, double ts);
+/* Order cost of a waiting command on a zoned device, or -1 for the usual drive order. */
+double elv__zoned_pick_cost(struct elv_sim_dev *d, const struct elv_sim_io *io);
 
 /* ---- workloads (workload.c) and the engine (engine.c) ------------------------------------- */
 
