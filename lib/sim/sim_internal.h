@@ -135,7 +135,7 @@ void elv__flash_exit(struct elv_sim_dev *d);
 double elv__flash_serve(struct elv_sim_dev *d, struct elv_sim_io *io, double ts);
 
 /* Zoned devices (zoned.c). Zone commands a host sends as a request's op. */
-enum { ELV__ZCMD_NONE = 0, ELV__ZCMD_RESET, ELV__ZCMD_FINISH, ELV__ZCMD_APPEND };
+enum { ELV__ZCMD_NONE = 0, ELV__ZCMD_RESET, ELV__ZCMD_FINISH };
 int elv__zone_cmd(uint8_t op);
 int elv__zoned_on(const struct elv_sim_dev_params *p);
 int elv__zoned_finish(struct elv_sim_dev_params *p);

@@ -154,8 +154,8 @@ static int zone_open(struct elv_sim_dev *d, struct elv__wzone *z)
 
 /* ---- the rules ------------------------------------------------------------------------ */
 
-/* A write (or an append when @append: placed at the write pointer). 0 or a status. */
-static int zone_write(struct elv_sim_dev *d, struct elv_sim_io *io, int append)
+/* A write. 0 or a status. */
+static int zone_write(struct elv_sim_dev *d, struct elv_sim_io *io)
 {
 	const struct elv_sim_zone_params *zp = &d->p.zone;
 	uint64_t zs = zp->zone_sectors, end = io->sector + io->nr_sectors;
@@ -173,9 +173,6 @@ static int zone_write(struct elv_sim_dev *d, struct elv_sim_io *io, int append)
 			return ELV_SIM_IO_BOUNDARY;
 		return 0;
 	}
-	if (append)
-		io->sector = (uint64_t)zn * zs + z->wp; /* the device reports where it went */
-	end = io->sector + io->nr_sectors;
 	if (end > (uint64_t)(zn + 1) * zs)
 		return ELV_SIM_IO_BOUNDARY;
 	if (z->cond == ELV_SIM_ZONE_FULL)
@@ -260,7 +257,7 @@ int elv__zoned_start(struct elv_sim_dev *d, struct elv_sim_io *io, double ts, do
 	if (kind == ELV__ZCMD_RESET || kind == ELV__ZCMD_FINISH)
 		status = zone_mgmt(d, io, kind == ELV__ZCMD_FINISH);
 	else
-		status = zone_write(d, io, kind == ELV__ZCMD_APPEND);
+		status = zone_write(d, io);
 	if (status) {
 		io->status = (uint8_t)status;
 		count_failure(d, status);
@@ -284,8 +281,7 @@ double elv__zns_serve(struct elv_sim_dev *d, struct elv_sim_io *io, double ts)
 	uint64_t first, last;
 	double ways = fp->ways ? fp->ways : 1, batches;
 
-	if ((io->op != ELV_OP_READ && io->op != ELV_OP_WRITE &&
-	     elv__zone_cmd(io->op) != ELV__ZCMD_APPEND) || !io->nr_sectors)
+	if ((io->op != ELV_OP_READ && io->op != ELV_OP_WRITE) || !io->nr_sectors)
 		return ts + fp->cmd_us * 1e3;
 	first = io->sector / fp->page_sectors;
 	last = (io->sector + io->nr_sectors - 1) / fp->page_sectors;
