@@ -43,6 +43,7 @@
 #define EM_SLOTS 64         /* host request descriptors (the fuzz target uses fewer) */
 #endif
 #define EM_STREAMS 6        /* host streams */
+#define EM_GROUPS 3         /* host groups */
 #define EM_MAX_POLS 32      /* policies a run may switch between (more is an error) */
 #define EM_ERR_LEN 512
 #define EM_SETTLE_WAITS 4096 /* idle periods a settle may sit through before "stuck" */
@@ -71,13 +72,16 @@ enum em_kind {
 	EK_SETTLE,    /* complete everything, dispatch everything without force, waiting */
 	EK_BAD,       /* aux: which bad call (NULL arguments and friends) */
 	EK_RECYCLE,   /* aux: policy; elv_queue_exit(), and if it succeeded a fresh init */
+	EK_ST_WEIGHT, /* slot: stream, val: weight */
+	EK_GROUP,     /* aux: 0 init, 1 exit, 2 set weight (slot: group, val: weight), 3 move
+		       * stream slot into group prio - 1 (prio 0: the root) */
 	EK_NR
 };
 
 static const char *const em_kind_names[EK_NR] = {
 	"add",     "dispatch", "complete", "requeue", "cancel",   "drain",  "switch",  "tunset",
 	"tunget",  "stinit",   "stexit",   "stprio",  "time",     "wait",   "settle",  "bad",
-	"recycle",
+	"recycle", "stweight", "group",
 };
 
 struct em_call {
@@ -159,6 +163,9 @@ struct em {
 	struct elv_stream ssnap[EM_STREAMS];
 	struct elv_stream ghost; /* never registered */
 	uint8_t sreg[EM_STREAMS];
+	struct elv_group groups[EM_GROUPS];
+	uint8_t greg[EM_GROUPS];  /* registered */
+	uint8_t sgrp[EM_STREAMS]; /* group + 1 of each registered stream, 0: the root */
 
 	/* model counters, compared with elv_stats() after every call */
 	uint64_t added, merged[4], disp[2], completed, requeued, cancelled, expired_seen;
@@ -189,6 +196,7 @@ struct em {
 	uint64_t wraps;        /* times the host clock crossed 2^64 */
 	uint64_t backsteps;    /* times the host clock stepped back */
 	uint64_t reenters;     /* calls from inside a callback refused with ELV_EBUSY */
+	uint64_t joins;        /* streams moved into a group */
 	unsigned reenter_n;    /* which call the next callback tries */
 	int in_reenter;
 	struct elv_request reent_rq, reent_snap; /* a valid request a callback tries to add */
@@ -1362,6 +1370,7 @@ static void em_do_stream(struct em *m, const struct em_call *c)
 		em_ret(m, ret, want, "elv_stream_exit");
 		if (ret == 0) {
 			m->sreg[i] = 0;
+			m->sgrp[i] = 0; /* a retired stream leaves its group */
 			m->ssnap[i] = *sp;
 		}
 		break;
@@ -1379,6 +1388,95 @@ static void em_do_stream(struct em *m, const struct em_call *c)
 					m->s[j].level = EM_LVL_UNKNOWN;
 			em_dl_clear(m);
 		}
+		break;
+	}
+	em_post(m);
+}
+
+/* Is @ret one of the two codes the documentation allows when two rules apply at once? */
+static void em_ret2(struct em *m, int ret, int a, int b, const char *what)
+{
+	if (ret != a && ret != b)
+		em_fail(m, "%s returned %d, expected %d or %d", what, ret, a, b);
+}
+
+static unsigned em_group_streams(const struct em *m, unsigned g)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < EM_STREAMS; i++)
+		n += m->sreg[i] && m->sgrp[i] == g + 1u;
+	return n;
+}
+
+/* Weights and groups: every return code as documented, membership as the model keeps it. */
+static void em_do_group(struct em *m, const struct em_call *c)
+{
+	unsigned i = c->slot % EM_STREAMS, g = c->slot % EM_GROUPS, to;
+	struct elv_stream *sp = &m->streams[i];
+	struct elv_group *gp = &m->groups[g];
+	uint16_t w = (uint16_t)c->val;
+	int ret, busy;
+
+	if (c->kind == EK_ST_WEIGHT) {
+		ret = elv_stream_set_weight(m->q, sp, w);
+		if (!m->sreg[i] && w > ELV_WEIGHT_MAX)
+			em_ret2(m, ret, ELV_EINVAL, ELV_ERANGE, "elv_stream_set_weight");
+		else
+			em_ret(m, ret, !m->sreg[i] ? ELV_EINVAL : w > ELV_WEIGHT_MAX ? ELV_ERANGE : 0,
+			       "elv_stream_set_weight");
+		if (ret == 0 && sp->weight != w)
+			em_fail(m, "stream %u weight %u after setting %u", i, sp->weight, w);
+		em_post(m);
+		return;
+	}
+	switch (c->aux % 4u) {
+	case 0:
+		if (m->greg[g]) {
+			em_ret(m, elv_group_init(m->q, gp, m->now), ELV_EBUSY, "elv_group_init");
+			break;
+		}
+		memset(gp, 0, sizeof(*gp)); /* the host zeroes a group before it registers it */
+		gp->weight = w;
+		ret = elv_group_init(m->q, gp, m->now);
+		em_ret(m, ret, w > ELV_GROUP_WEIGHT_MAX ? ELV_ERANGE : 0, "elv_group_init");
+		if (ret == 0 && gp->weight != (w ? w : ELV_GROUP_WEIGHT_DEFAULT))
+			em_fail(m, "group %u weight %u after init with %u", g, gp->weight, w);
+		m->greg[g] = ret == 0;
+		break;
+	case 1:
+		ret = elv_group_exit(m->q, gp, m->now);
+		em_ret(m, ret, !m->greg[g] ? ELV_EINVAL : em_group_streams(m, g) ? ELV_EBUSY : 0,
+		       "elv_group_exit");
+		if (ret == 0)
+			m->greg[g] = 0;
+		break;
+	case 2:
+		ret = elv_group_set_weight(m->q, gp, w);
+		if (!m->greg[g] && (!w || w > ELV_GROUP_WEIGHT_MAX))
+			em_ret2(m, ret, ELV_EINVAL, ELV_ERANGE, "elv_group_set_weight");
+		else
+			em_ret(m, ret, !m->greg[g] ? ELV_EINVAL :
+				       !w || w > ELV_GROUP_WEIGHT_MAX ? ELV_ERANGE : 0,
+			       "elv_group_set_weight");
+		break;
+	default:
+		to = c->prio % (EM_GROUPS + 1u); /* 0: the root, else group to - 1 */
+		ret = elv_stream_set_group(m->q, sp, to ? &m->groups[to - 1u] : NULL);
+		busy = em_stream_holds(m, sp) != 0;
+		if (!m->sreg[i] || (to && !m->greg[to - 1u])) {
+			if (busy && m->sreg[i])
+				em_ret2(m, ret, ELV_EINVAL, ELV_EBUSY, "elv_stream_set_group");
+			else
+				em_ret(m, ret, ELV_EINVAL, "elv_stream_set_group");
+		} else {
+			em_ret(m, ret, busy && m->sgrp[i] != to ? ELV_EBUSY : 0,
+			       "elv_stream_set_group");
+		}
+		if (ret == 0 && to && m->sgrp[i] != to)
+			m->joins++;
+		if (ret == 0)
+			m->sgrp[i] = (uint8_t)to;
 		break;
 	}
 	em_post(m);
@@ -1515,6 +1613,20 @@ static void em_do_bad(struct em *m, unsigned aux)
 		       "elv_stream_set_prio(NULL)");
 		em_ret(m, elv_stream_set_prio(m->q, &m->ghost, 0), ELV_EINVAL,
 		       "elv_stream_set_prio(unregistered)");
+		em_ret(m, elv_stream_set_weight(NULL, sp, 100), ELV_EINVAL,
+		       "elv_stream_set_weight(NULL)");
+		em_ret(m, elv_stream_set_weight(m->q, &m->ghost, 100), ELV_EINVAL,
+		       "elv_stream_set_weight(unregistered)");
+		em_ret(m, elv_stream_set_group(m->q, NULL, NULL), ELV_EINVAL,
+		       "elv_stream_set_group(NULL)");
+		em_ret(m, elv_stream_set_group(m->q, &m->ghost, NULL), ELV_EINVAL,
+		       "elv_stream_set_group(unregistered)");
+		em_ret(m, elv_group_init(NULL, &m->groups[0], m->now), ELV_EINVAL,
+		       "elv_group_init(NULL q)");
+		em_ret(m, elv_group_init(m->q, NULL, m->now), ELV_EINVAL, "elv_group_init(NULL)");
+		em_ret(m, elv_group_exit(m->q, NULL, m->now), ELV_EINVAL, "elv_group_exit(NULL)");
+		em_ret(m, elv_group_set_weight(m->q, NULL, 100), ELV_EINVAL,
+		       "elv_group_set_weight(NULL)");
 		break;
 	case 9:
 		em_ret(m, elv_queue_check(NULL), ELV_EINVAL, "elv_queue_check(NULL)");
@@ -1672,6 +1784,9 @@ static int em_start(struct em *m, const struct em_config *c)
 	memset(m->streams, 0, sizeof(m->streams));
 	memcpy(m->ssnap, m->streams, sizeof(m->streams));
 	memset(m->sreg, 0, sizeof(m->sreg));
+	memset(m->groups, 0, sizeof(m->groups));
+	memset(m->greg, 0, sizeof(m->greg));
+	memset(m->sgrp, 0, sizeof(m->sgrp));
 	memset(&m->ghost, 0x5a, sizeof(m->ghost));
 	m->ghost.ioprio = ELV_PRIO(ELV_PRIO_BE, 1);
 	m->cur = m->c.policy;
@@ -1694,6 +1809,8 @@ static void em_do_recycle(struct em *m, unsigned aux)
 		busy += m->s[i].st != EM_HOST;
 	for (i = 0; i < EM_STREAMS; i++)
 		busy += m->sreg[i];
+	for (i = 0; i < EM_GROUPS; i++)
+		busy += m->greg[i];
 	ret = elv_queue_exit(m->q);
 	em_ret(m, ret, busy ? ELV_EBUSY : 0, "elv_queue_exit");
 	if (ret != 0) {
@@ -1730,7 +1847,15 @@ static void em_finish(struct em *m)
 			continue;
 		em_ret(m, elv_stream_exit(m->q, &m->streams[i], m->now), 0, "elv_stream_exit");
 		m->sreg[i] = 0;
+		m->sgrp[i] = 0;
 		m->ssnap[i] = m->streams[i];
+		em_post(m);
+	}
+	for (i = 0; i < EM_GROUPS && !m->failed; i++) {
+		if (!m->greg[i])
+			continue;
+		em_ret(m, elv_group_exit(m->q, &m->groups[i], m->now), 0, "elv_group_exit");
+		m->greg[i] = 0;
 		em_post(m);
 	}
 	for (i = 0; i < EM_SLOTS && !m->failed; i++)
@@ -1774,6 +1899,8 @@ static void em_exec(struct em *m, const struct em_call *c)
 	case EK_SETTLE: em_do_settle(m); break;
 	case EK_BAD: em_do_bad(m, c->aux); break;
 	case EK_RECYCLE: em_do_recycle(m, c->aux); break;
+	case EK_ST_WEIGHT:
+	case EK_GROUP: em_do_group(m, c); break;
 	default: break;
 	}
 	m->in_kind = -1;
@@ -2040,10 +2167,11 @@ static int64_t em_gen_tunval(const struct em *m, struct em_src *s, unsigned idx)
  * requests expire behind others, and the order the policy keeps among many matters.
  */
 static const uint8_t em_weights[3][EK_NR + 1] = {
-	/* add dis com req can dra swi tse tge sti ste stp tim wai set bad rec addbad */
-	{ 80, 50, 40, 5, 8, 1, 2, 4, 1, 3, 2, 2, 25, 8, 1, 4, 1, 5 },
-	{ 35, 80, 70, 5, 6, 1, 2, 3, 1, 3, 3, 2, 25, 10, 1, 3, 2, 2 },
-	{ 90, 30, 30, 2, 3, 0, 1, 1, 1, 2, 1, 1, 40, 2, 0, 2, 0, 2 },
+	/* add dis com req can dra swi tse tge sti ste stp tim wai set bad rec wgt grp addbad;
+	 * weight and group calls come from half the stp draws (em_gen), not from here */
+	{ 80, 50, 40, 5, 8, 1, 2, 4, 1, 3, 2, 2, 25, 8, 1, 4, 1, 0, 0, 5 },
+	{ 35, 80, 70, 5, 6, 1, 2, 3, 1, 3, 3, 2, 25, 10, 1, 3, 2, 0, 0, 2 },
+	{ 90, 30, 30, 2, 3, 0, 1, 1, 1, 2, 1, 1, 40, 2, 0, 2, 0, 0, 0, 2 },
 };
 
 static void em_gen(struct em *m, struct em_src *s, uint64_t n, struct em_call *c)
@@ -2124,6 +2252,34 @@ static void em_gen(struct em *m, struct em_src *s, uint64_t n, struct em_call *c
 	case EK_ST_PRIO:
 		c->slot = (uint8_t)(em_u8(s) % EM_STREAMS);
 		c->prio = em_u8(s) < 12 ? (uint8_t)(32u + em_u8(s) % 224u) : em_gen_prio(m, s);
+		if (k == EK_ST_PRIO && (c->slot + c->prio) % 2u) {
+			/* Weights and groups: the usual values, the limits, and beyond them. */
+			static const uint16_t wv[8] = { 0, 1, 40, 100, 300, 1000, 1001, 10001 };
+
+			r = em_u8(s);
+			c->kind = (uint8_t)(r % 3u ? EK_GROUP : EK_ST_WEIGHT);
+			c->aux = (uint8_t)(r / 3u % 4u);
+			c->prio = (uint8_t)(em_u8(s) % (EM_GROUPS + 1u));
+			c->val = r % 5u ? wv[(r >> 5) % 8u] : (int64_t)(em_u32(s) % 10002u);
+			if (c->kind == EK_GROUP && c->aux == 3u && em_u8(s) % 4u) {
+				/* Mostly a move that can succeed: an idle stream, a live group. */
+				unsigned j, g2;
+
+				for (j = 0; j < EM_STREAMS; j++) {
+					unsigned y = (c->slot + j) % EM_STREAMS;
+
+					if (m->sreg[y] && !em_stream_holds(m, &m->streams[y])) {
+						c->slot = (uint8_t)y;
+						break;
+					}
+				}
+				for (g2 = 0; g2 < EM_GROUPS; g2++)
+					if (m->greg[(c->prio + g2) % EM_GROUPS]) {
+						c->prio = (uint8_t)((c->prio + g2) % EM_GROUPS + 1u);
+						break;
+					}
+			}
+		}
 		break;
 	case EK_TIME:
 		r = em_u8(s);

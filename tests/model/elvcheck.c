@@ -261,7 +261,7 @@ static int ec_policy_run(struct em *m, unsigned pol, const struct ec_opts *o, ui
 	if (src.x == 0)
 		src.x = 1;
 	m->bound_checks = m->waits = m->merges_due = 0;
-	m->wraps = m->backsteps = m->reenters = 0;
+	m->wraps = m->backsteps = m->reenters = m->joins = 0;
 	while (done < o->ops) {
 		uint64_t len = o->episode / 4u + em_u32(&src) % (o->episode - o->episode / 4u + 1u);
 		size_t i;
@@ -294,17 +294,20 @@ static int ec_policy_run(struct em *m, unsigned pol, const struct ec_opts *o, ui
 	dt = ec_clock() - t0;
 	printf("policy %-14s seed %llu: %llu calls in %llu episodes, %.0f calls/s, %llu expired "
 	       "reads within bound, %llu idle waits followed, %llu required back merges, "
-	       "%llu clock wraps, %llu steps back, %llu re-entrant calls refused\n",
+	       "%llu clock wraps, %llu steps back, %llu re-entrant calls refused, %llu streams "
+	       "moved into groups\n",
 	       m->pols[pol].p->name, (unsigned long long)o->seed, (unsigned long long)done,
 	       (unsigned long long)episode, dt > 0 ? (double)done / dt : 0.0,
 	       (unsigned long long)m->bound_checks, (unsigned long long)m->waits,
 	       (unsigned long long)m->merges_due, (unsigned long long)m->wraps,
-	       (unsigned long long)m->backsteps, (unsigned long long)m->reenters);
-	if (done >= EC_COVER_OPS && (!m->wraps || !m->backsteps || !m->reenters)) {
+	       (unsigned long long)m->backsteps, (unsigned long long)m->reenters,
+	       (unsigned long long)m->joins);
+	if (done >= EC_COVER_OPS && (!m->wraps || !m->backsteps || !m->reenters || !m->joins)) {
 		printf("VIOLATION (seed %llu, start policy %s): the generator produced no %s in "
 		       "%llu calls\n", (unsigned long long)o->seed, m->pols[pol].p->name,
 		       !m->wraps ? "clock wrap" : !m->backsteps ? "step back" :
-		       "call from a callback", (unsigned long long)done);
+		       !m->reenters ? "call from a callback" : "stream moved into a group",
+		       (unsigned long long)done);
 		snprintf(ec_first_violation, sizeof(ec_first_violation), "generator coverage");
 		return 1;
 	}
