@@ -409,6 +409,10 @@ struct elv_sim_config {
 	const struct elv_sim_replay_rec *replay; /**< Records to replay, or NULL. */
 	size_t nr_replay;                /**< Records in @c replay. */
 	uint8_t closed_loop;             /**< Replay: per-pid dependencies with original gaps. */
+	/** Zoned devices (elv_sim_zone_params): 0 attaches the zone write plugging stage
+	 *  (elv_zone_attach()) with the device's geometry, 1 runs without it, so that the
+	 *  writes a policy or the device reorders fail off the write pointer. */
+	uint8_t no_zone_stage;
 	void (*progress)(void *ctx, double fraction); /**< Optional progress report. */
 	void *progress_ctx;              /**< Passed to @c progress. */
 	/** Optional command trace: @p ev is 'D' when the device is given a command (after
@@ -489,6 +493,10 @@ struct elv_sim_result {
 	uint64_t not_issued;      /**< When cut: replay records never issued. */
 	uint64_t unfinished;      /**< When cut: requests issued and not completed. */
 	uint32_t streams_unfinished; /**< When cut: foreground streams not finished. */
+	uint8_t zone_stage;       /**< 1: the run had the zone write plugging stage attached. */
+	/** Requests that completed with an error (a zoned device's failed writes, each
+	 *  request of a merged command counted); they count in @c requests too. */
+	uint64_t failed;
 };
 
 /**
@@ -634,6 +642,7 @@ struct elv_sim_scn_opts {
 	uint64_t time_limit_ns;               /**< Time limit of every run (0: none). */
 	uint32_t nr_pct;                      /**< Chosen latency percentiles in @c pct. */
 	double pct[ELV_SIM_MAX_PCT];          /**< Percentiles to report, each in (0, 100]. */
+	uint8_t no_zone_stage; /**< 1: zoned devices run without the zone stage (elv_sim_config). */
 };
 
 /** @brief Number of built-in scenarios. */

@@ -49,6 +49,7 @@ struct eng {
 	uint64_t dispatches;
 	struct elv__vec rlat, wlat;
 	uint64_t rbytes, wbytes, requests;
+	uint64_t failed;        /* requests completed with an error */
 	uint64_t last_timer;
 	uint32_t timer_repeat;
 	uint64_t same_time;     /* steps in a row without the clock moving */
@@ -331,6 +332,9 @@ static void complete(struct eng *e, struct elv_sim_io *io)
 	}
 	for (x = r; x; x = next) {
 		next = x->chain;
+		/* The device failed the command (a zoned device's rule): every request in it. */
+		if (io->status && !e->draining)
+			e->failed++;
 		account(e, x);
 	}
 	/* The driver starts the next command from its completion handler, before any process
@@ -495,6 +499,7 @@ static void collect(struct eng *e, struct elv_sim_result *res)
 	span = (double)e->end_ns / 1e9;
 	res->makespan_s = span;
 	res->requests = e->requests;
+	res->failed = e->failed;
 	res->dispatched = e->dispatches;
 	elv_sim_dev_get_stats(e->dev, &res->dev);
 	if (res->dev.media_accesses) {

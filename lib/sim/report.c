@@ -153,6 +153,14 @@ static void json_result(FILE *f, const struct elv_sim_report *rep,
 		(unsigned long long)r->dev.commands, (unsigned long long)r->dev.media_accesses,
 		(unsigned long long)r->dev.cache_hits, (unsigned long long)r->dev.write_hits,
 		(double)r->dev.destage_ns / 1e9, (unsigned long long)r->dev.busy_refusals);
+	fprintf(f, ",\n      \"zones\": {\"stage\": %s, \"wp_errors\": %llu, \"full_errors\": %llu, "
+		"\"other_errors\": %llu, \"failed_requests\": %llu, \"resets\": %llu, "
+		"\"finishes\": %llu, \"closes\": %llu}", r->zone_stage ? "true" : "false",
+		(unsigned long long)r->dev.zone_wp_errors,
+		(unsigned long long)r->dev.zone_full_errors,
+		(unsigned long long)r->dev.zone_other_errors, (unsigned long long)r->failed,
+		(unsigned long long)r->dev.zone_resets, (unsigned long long)r->dev.zone_finishes,
+		(unsigned long long)r->dev.zone_closes);
 	if (strcmp(rep->scenario, "seek-sort") == 0)
 		fprintf(f, ",\n      \"expected_sorted_seek_sectors\": %.6g",
 			fin(sorted_seek_expect(rep, r)));
@@ -219,12 +227,13 @@ static void csv_row(FILE *f, const struct elv_sim_report *rep, const char *polic
 	unsigned i;
 
 	fprintf(f, "%s,%s,%llu,%s,%s,%.6f,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
-		"%.6g,%.6g,%llu,%llu,%.6g,", rep->scenario, rep->device,
+		"%.6g,%.6g,%llu,%llu,%llu,%.6g,", rep->scenario, rep->device,
 		(unsigned long long)rep->seed, policy, stream, fin(done),
 		(unsigned long long)requests, fin(seek), fin(seek_ms), fin(rl->p50),
 		fin(rl->p99), fin(rl->max), fin(wl->p50), fin(wl->p99), fin(wl->max), fin(rmb),
 		fin(wmb), fin(idle), ds ? (unsigned long long)ds->full_merges : 0ULL,
-		ds ? (unsigned long long)ds->switch_merges : 0ULL, fin(primary));
+		ds ? (unsigned long long)ds->switch_merges : 0ULL,
+		ds ? (unsigned long long)ds->zone_wp_errors : 0ULL, fin(primary));
 	/* The cut message never holds a comma or a quote; quoted all the same. */
 	if (cx->cut && *cx->cut)
 		fprintf(f, "\"%s\"", cx->cut);
@@ -241,7 +250,8 @@ void elv_sim_report_csv(FILE *f, const struct elv_sim_report *rep)
 
 	fprintf(f, "scenario,device,seed,policy,stream,time_s,requests,mean_seek_sectors,"
 		"mean_seek_ms,read_p50_ms,read_p99_ms,read_max_ms,write_p50_ms,write_p99_ms,"
-		"write_max_ms,read_MBps,write_MBps,idle_s,full_merges,switch_merges,primary,cut");
+		"write_max_ms,read_MBps,write_MBps,idle_s,full_merges,switch_merges,wp_errors,primary,"
+		"cut");
 	for (i = 0; rep->nr && i < rep->res[0].run.nr_pct; i++) {
 		char name[32];
 
@@ -435,6 +445,20 @@ void elv_sim_report_table(FILE *f, const struct elv_sim_report *rep)
 			if (r->pstat_value[k])
 				fprintf(f, "    %-13s %s = %llu\n", "", r->pstat_name[k],
 					(unsigned long long)r->pstat_value[k]);
+	}
+	for (i = 0; i < rep->nr; i++) {
+		const struct elv_sim_result *r = &rep->res[i].run;
+		const struct elv_sim_dev_stats *ds = &r->dev;
+
+		if (r->zone_stage || ds->zone_wp_errors || ds->zone_full_errors ||
+		    ds->zone_other_errors || ds->zone_resets || ds->zone_finishes)
+			fprintf(f, "  %-13s zones: %s stage, %llu write-pointer errors, %llu full, "
+				"%llu other; %llu requests failed\n", r->policy,
+				r->zone_stage ? "with the" : "without the",
+				(unsigned long long)ds->zone_wp_errors,
+				(unsigned long long)ds->zone_full_errors,
+				(unsigned long long)ds->zone_other_errors,
+				(unsigned long long)r->failed);
 	}
 	if (strcmp(rep->scenario, "seek-sort") == 0)
 		for (i = 0; i < rep->nr; i++)

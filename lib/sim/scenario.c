@@ -564,6 +564,7 @@ static void base_config(struct elv_sim_config *c, const struct elv_sim_dev_param
 	c->time_limit_ns = o->time_limit_ns;
 	c->nr_pct = o->nr_pct;
 	memcpy(c->pct, o->pct, sizeof(c->pct));
+	c->no_zone_stage = o->no_zone_stage;
 }
 
 static int run_tcq(const struct elv_sim_dev_params *dev, const struct elv_policy *pol,

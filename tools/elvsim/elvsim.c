@@ -48,6 +48,7 @@ struct opts {
 	double scale;
 	int quiet;
 	int closed_loop;
+	int no_zone_stage;
 	const char *format;
 	struct elv_sim_set sets[ELV_SIM_MAX_SETS];
 	unsigned nsets;
@@ -93,6 +94,8 @@ static void usage(FILE *f)
 		"  --time-limit SECONDS    stop every run at this simulated time (default: none);\n"
 		"                          a run it stops is reported as cut and exits 3\n"
 		"  --percentiles P[,P...]  latency percentiles to report (e.g. 50,90,99,99.9)\n"
+		"  --no-zone-stage         zoned devices run without the zone write plugging\n"
+		"                          stage, to show the writes that fail without it\n"
 		"  --quiet                 no table, no progress bar\n"
 		"exit status: 0 done, 1 failed, 2 bad usage, 3 a run was cut short\n"
 		"job files and everything else: docs/simulator.md\n");
@@ -269,6 +272,10 @@ static int parse_opts(struct opts *o, int argc, char **argv, int start, const ch
 		}
 		if (strcmp(a, "--closed-loop") == 0) {
 			o->closed_loop = 1;
+			continue;
+		}
+		if (strcmp(a, "--no-zone-stage") == 0) {
+			o->no_zone_stage = 1;
 			continue;
 		}
 		if (!v || strncmp(a, "--", 2) != 0) {
@@ -674,6 +681,7 @@ static int run_scenario(const struct opts *o, unsigned si, struct elv_sim_report
 		so.scale = o->scale;
 		so.nr_sets = sets_for(o, o->pol[k], so.sets);
 		so.time_limit_ns = o->time_limit_ns;
+		so.no_zone_stage = (uint8_t)o->no_zone_stage;
 		so.nr_pct = o->nr_pct;
 		memcpy(so.pct, o->pct, sizeof(so.pct));
 		so.progress = bar_cb;
@@ -844,6 +852,7 @@ static int replay_file(const struct opts *opt, const char *path, enum elv_trace_
 		c->nr_replay = n;
 		c->closed_loop = (uint8_t)o.closed_loop;
 		c->time_limit_ns = o.time_limit_ns;
+		c->no_zone_stage = (uint8_t)o.no_zone_stage;
 		c->nr_pct = o.nr_pct;
 		memcpy(c->pct, o.pct, sizeof(c->pct));
 		if (tr.f) {
@@ -963,6 +972,7 @@ static int cmd_job(int argc, char **argv)
 		c->policy = o.pol[k];
 		c->nr_sets = sets_for(&o, o.pol[k], c->sets);
 		c->time_limit_ns = o.time_limit_ns;
+		c->no_zone_stage = (uint8_t)o.no_zone_stage;
 		c->nr_pct = o.nr_pct;
 		memcpy(c->pct, o.pct, sizeof(c->pct));
 		r = elv_sim_job_apply(job, c);
