@@ -3,6 +3,7 @@
  *
  *   elvcheck --policy NAME|all --seed S --ops N    random calls, checked after every call
  *   elvcheck --replay FILE                          run a reproducer printed by a failure
+ *   elvcheck --fairness NAME --seed S               only the fairness check (fair.c) on NAME
  *
  * A seeded generator issues any sequence of public calls (tests/model/elv_model.h has the
  * call language, the reference model and the checks). A run is cut into episodes, each with
@@ -15,6 +16,9 @@
  * prints the one command that runs the same calls again (same policy, seed and call count).
  * A run long enough to cover them that never crossed 2^64, never stepped the clock back or
  * never called back into the queue from a callback is a failure too: the generator lost them.
+ * The policies that promise proportional service (bfq) also get the fairness check of
+ * fair.c after their random calls: two backlogged equal-weight streams must stay within
+ * three budgets of each other (one "fairness" line per policy and seed).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 
@@ -24,6 +28,7 @@
 #include <time.h>
 
 #include "elv_model.h"
+#include "fair.h"
 
 #ifdef ELVCHECK_PLANTED
 /* tests/model/plant.c: deliberately broken policies and core, for the checker's own test. */
@@ -41,6 +46,7 @@ static struct em_call ec_best[EC_MAX_EPISODE];
 
 struct ec_opts {
 	const char *policy;
+	const char *fairness; /* --fairness NAME: only the fairness check, on that policy */
 	const char *replay;
 	uint64_t seed;
 	uint64_t ops;
@@ -247,6 +253,55 @@ static void ec_report(struct em *m, const struct em_config *c, struct em_call *c
 	(void)f;
 }
 
+/* Policies that promise proportional service between backlogged streams (fair.c). */
+static const char *const ec_fair_policies[] = { "bfq" };
+
+static int ec_is_fair(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(ec_fair_policies) / sizeof(ec_fair_policies[0]); i++)
+		if (strcmp(name, ec_fair_policies[i]) == 0)
+			return 1;
+	return 0;
+}
+
+#define EC_FAIR_RUNS 8u     /* settings drawn per seed */
+#define EC_FAIR_ROUNDS 200u /* budgets of service per run */
+
+/* The fairness check on @p, EC_FAIR_RUNS runs drawn from @seed. 0 when the bound held. */
+static int ec_fairness(const struct elv_policy *p, uint64_t seed, int required, uint64_t *ops)
+{
+	struct fair_result r;
+	uint64_t worst = 0, bound = 0, disp = 0;
+	unsigned k;
+
+	for (k = 0; k < EC_FAIR_RUNS; k++) {
+		if (fair_run(p, seed * EC_FAIR_RUNS + k, EC_FAIR_ROUNDS, required, &r) != 0) {
+			printf("VIOLATION (seed %llu, fairness run %u): %s\n", (unsigned long long)seed,
+			       k, r.err);
+			printf("reproduce: %s --fairness %s --seed %llu\n", ec_argv0,
+			       elv_policy_name(p), (unsigned long long)seed);
+			snprintf(ec_first_violation, sizeof(ec_first_violation), "fairness: %s",
+				 r.err);
+			*ops += disp + r.dispatches + 1u; /* the failing check counts too */
+			return 1;
+		}
+		disp += r.dispatches;
+		/* The closest call, as a share of its run's bound. */
+		if (r.max_diff * (bound ? bound : 1) >= worst * r.bound) {
+			worst = r.max_diff;
+			bound = r.bound;
+		}
+	}
+	*ops += disp;
+	printf("fairness %s seed %llu: %u runs, %llu dispatches, two backlogged equal-weight "
+	       "streams at most %llu sectors apart (bound %llu)\n", elv_policy_name(p),
+	       (unsigned long long)seed, EC_FAIR_RUNS, (unsigned long long)disp,
+	       (unsigned long long)worst, (unsigned long long)bound);
+	return 0;
+}
+
 /* One policy: episodes of random length until @o->ops calls ran. 0 when all held. */
 static int ec_policy_run(struct em *m, unsigned pol, const struct ec_opts *o, uint64_t *ops)
 {
@@ -310,6 +365,11 @@ static int ec_policy_run(struct em *m, unsigned pol, const struct ec_opts *o, ui
 		       (unsigned long long)done);
 		snprintf(ec_first_violation, sizeof(ec_first_violation), "generator coverage");
 		return 1;
+	}
+	if (ec_is_fair(m->pols[pol].p->name)) {
+		uint64_t fops = 0;
+
+		return ec_fairness(m->pols[pol].p, o->seed, 1, &fops);
 	}
 	return 0;
 }
@@ -385,7 +445,8 @@ static void ec_usage(void)
 		"usage: elvcheck [--policy NAME|all] [--seed S] [--ops N] [--episode N]\n"
 		"                [--shrink-budget N] [--shrink-seconds S] [--expect-fail]\n"
 		"                [--expect WORD,...]\n"
-		"                [--replay FILE] [--list] [--exclude NAME,...] [--only NAME,...]%s\n",
+		"                [--replay FILE] [--fairness NAME] [--list] [--exclude NAME,...]\n"
+		"                [--only NAME,...]%s\n",
 #ifdef ELVCHECK_PLANTED
 		" [--plant-core N]"
 #else
@@ -397,7 +458,7 @@ static void ec_usage(void)
 
 int main(int argc, char **argv)
 {
-	struct ec_opts o = { "all", NULL, 1, 100000, 20000, 2000, 30.0, 0, 0, 0, NULL };
+	struct ec_opts o = { "all", NULL, NULL, 1, 100000, 20000, 2000, 30.0, 0, 0, 0, NULL };
 	struct em *m = &ec_m;
 	uint64_t ops = 0;
 	unsigned failed = 0, i;
@@ -430,6 +491,9 @@ int main(int argc, char **argv)
 			a++;
 		} else if (strcmp(argv[a], "--only") == 0 && v) {
 			ec_only = v;
+			a++;
+		} else if (strcmp(argv[a], "--fairness") == 0 && v) {
+			o.fairness = v;
 			a++;
 		} else if (strcmp(argv[a], "--replay") == 0 && v) {
 			o.replay = v;
@@ -467,7 +531,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	m->verbose = o.verbose;
-	if (o.replay) {
+	if (o.fairness) {
+		int p = ec_find_policy(m, o.fairness);
+
+		if (p < 0) {
+			fprintf(stderr, "elvcheck: no policy named %s (try --list)\n", o.fairness);
+			return 2;
+		}
+		/* Any policy may be put to the test; only the fair ones must have the tunables. */
+		failed = (unsigned)ec_fairness(m->pols[p].p, o.seed, ec_is_fair(o.fairness), &ops);
+	} else if (o.replay) {
 		failed = (unsigned)ec_replay(m, o.replay, &ops);
 	} else if (strcmp(o.policy, "all") == 0) {
 		/* Every built-in policy as the starting one; runs switch among all of them. */

@@ -52,6 +52,10 @@ for seed in "${seeds[@]}"; do
 	elif ! grep -qx "$((npol * ops)) passed, 0 failed" "$logdir/$seed.log"; then
 		echo "elvcheck: seed $seed did not report $((npol * ops)) calls checked" >&2
 		failed+=("$seed")
+	elif "$bin" --list | grep -qx bfq && ! grep -q "^fairness bfq seed $seed: " "$logdir/$seed.log"; then
+		# bfq promises proportional service: its fairness check must have run.
+		echo "elvcheck: seed $seed ran no fairness check on bfq" >&2
+		failed+=("$seed")
 	fi
 done
 if [ "${#failed[@]}" -ne 0 ]; then
