@@ -547,7 +547,7 @@ static void add_case(struct bench_case *out, unsigned *n, const char *impl, unsi
 static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 {
 	static const char *const impls[] = { "noop", "deadline", "anticipatory", "cfq", "kyber",
-					     "baseline-fifo", "baseline-sorted-list",
+					     "bfq", "baseline-fifo", "baseline-sorted-list",
 					     "baseline-hash-fifo", "baseline-rbtree-fifo",
 					     /* the classic algorithms: random reads only */
 					     "fcfs", "sstf", "scan", "look", "cscan", "clook",
@@ -557,7 +557,8 @@ static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 
 	for (i = 0; i < sizeof(impls) / sizeof(impls[0]); i++) {
 		const char *impl = impls[i];
-		int per_stream = !strcmp(impl, "anticipatory") || !strcmp(impl, "cfq");
+		int per_stream = !strcmp(impl, "anticipatory") || !strcmp(impl, "cfq") ||
+				 !strcmp(impl, "bfq");
 		int baseline = !strncmp(impl, "baseline", 8);
 		int classic;
 
