@@ -20,8 +20,10 @@ set(ELV_CORE_SOURCES
 	lib/core/rbtree.c
 	lib/core/recommend.c
 	lib/core/seek.c
+	lib/core/stage.c
 	lib/core/tunables.c
 	lib/core/version.c
+	lib/core/zone.c
 )
 
 # Built-in policies, one file each. Same rules as the core.

@@ -98,6 +98,7 @@ extern "C" {
 /** @{ */
 #define ELV_OK 0            /**< Success. */
 #define ELV_ENOENT (-2)     /**< No such tunable, policy or stats entry. */
+#define ELV_EIO (-5)        /**< Zoned queue: the zone is unusable or its write pointer is lost. */
 #define ELV_EAGAIN (-11)    /**< Nothing to dispatch now (queue empty or policy idling). */
 #define ELV_ENOMEM (-12)    /**< Allocation failed (elv_queue_create() only). */
 #define ELV_EBUSY (-16)     /**< Object in use: request already queued, stream with requests. */
@@ -704,6 +705,25 @@ ELV_API uint64_t elv_next_event(const struct elv_queue *q);
  */
 ELV_API int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now);
 /**
+ * @brief elv_complete() with the outcome: elv_complete(q, rq, now) is
+ * elv_complete_status(q, rq, 0, now).
+ *
+ * Policies see a failed request complete like any other; the zone stage (zone.h) needs the
+ * outcome: a failed write leaves its zone's write pointer unknown. Traced as
+ * ELV_TRACE_COMPLETE with @c arg = -@p status.
+ * @param q queue.
+ * @param rq request dispatched by @p q.
+ * @param status 0 when the device did the request, else a negative error of the host's
+ *        choosing (a negative errno value such as -5 for EIO).
+ * @param now host time (ns); one earlier than the queue has seen is clamped (see "Time").
+ * @retval 0 success.
+ * @retval ELV_EINVAL @p status above 0, NULL, the request is not in flight from @p q, or
+ *         @p q is torn down.
+ * @retval ELV_EBUSY called from one of the queue's callbacks.
+ */
+ELV_API int elv_complete_status(struct elv_queue *q, struct elv_request *rq, int status,
+				uint64_t now);
+/**
  * @brief Give back a dispatched request the device refused (BUSY); it is dispatched again first.
  * @param q queue.
  * @param rq request dispatched by @p q.
@@ -797,5 +817,8 @@ ELV_API const struct elv_policy *elv_policy_recommend(const struct elv_device_tr
 #ifdef __cplusplus
 }
 #endif
+
+#include "elevator/qos.h"
+#include "elevator/zone.h"
 
 #endif /* ELEVATOR_ELEVATOR_H */

@@ -76,6 +76,18 @@ struct elv_queue {
 	uint8_t idling;
 	uint8_t clock_set;       /* a call has brought a host time */
 	uint8_t gate;            /* ELV_GATE_*: whether calls that change the queue may run */
+	/* Admission stages (stage.c): one bit per attached slot; 0 keeps every path as without. */
+	uint8_t stages;
+	uint8_t merge_veto;      /* policy, host or a stage may refuse merges (merge.c) */
+	uint32_t nr_staged;      /* held by stages, all slots */
+	struct elv_stage {
+		const struct elv_stage_ops *ops; /* NULL: slot empty */
+		void *data;                      /* the stage's own state, caller memory */
+		uint32_t nr_held;                /* requests this stage holds */
+	} stage[2];              /* ELV_STAGE_NR, in pipeline order */
+	/* Hands back a request a stage failed or a later stage refused on release. */
+	void (*stage_fail)(void *ctx, struct elv_request *rq, int err);
+	void *stage_fail_ctx;
 };
 
 /* Policies read the head through struct elv_queue_head: the layouts must agree. */
@@ -247,6 +259,80 @@ ELV_COLD void elv_trace_emit(struct elv_queue *q, uint8_t type, const struct elv
 
 /* queue.c: the size of a queue whose policy state is @data_size bytes (0: bad config). */
 size_t elv_queue_size_data(size_t data_size, const struct elv_config *cfg);
+
+/*
+ * ---- Admission stages (stage.c; the design is described at the top of that file) ----
+ * A stage sits between elv_add() and the policy and may hold requests back. Slots run in
+ * pipeline order: a request released by the QoS stage is admitted by the zone stage next.
+ */
+#define ELV_STAGE_QOS 0u
+#define ELV_STAGE_ZONE 1u
+#define ELV_STAGE_NR 2u
+
+/* admit() verdicts; a negative ELV_E* refuses the request. */
+#define ELV_STAGE_PASS 0
+#define ELV_STAGE_HELD 1
+/* completed() status for a request a stage passed on that left unserved (cancel, drain). */
+#define ELV_STAGE_WITHDRAWN 1
+
+struct elv_stage_ops {
+	/* Would admit() refuse @rq? Called for every attached stage before any admit() at
+	 * elv_add(), so that a refusal leaves no stage changed. Optional. */
+	int (*validate)(const struct elv_queue *q, const struct elv_request *rq);
+	/* PASS (hand on), HELD (the stage took @rq, linked through its fifo), or a negative
+	 * ELV_E* having changed nothing. */
+	int (*admit)(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+	/* Earliest queue time at which a held request becomes releasable, or ELV_TIME_NEVER. */
+	uint64_t (*next_event)(const struct elv_queue *q);
+	/* One held request that may go on at @now (unlinked), or NULL. */
+	struct elv_request *(*release)(struct elv_queue *q, uint64_t now);
+	/* @rq, which this stage passed on, was dispatched. Optional. */
+	void (*dispatched)(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+	/* @rq, which this stage passed on, came back: 0 done, < 0 failed, or
+	 * ELV_STAGE_WITHDRAWN (cancelled or drained unserved). Every stage is told. */
+	void (*completed)(struct elv_queue *q, struct elv_request *rq, int status, uint64_t now);
+	/* Move every held request onto @list (through fifo), oldest first, for elv_drain(). */
+	void (*take_all)(struct elv_queue *q, struct elv_list *list);
+	/* 0 when the stage held @rq (now unlinked), else ELV_ENOENT. */
+	int (*cancel)(struct elv_queue *q, struct elv_request *rq);
+	/* May @b (following @a on disk) join @a? Optional; 1 yes. */
+	int (*allow_merge)(const struct elv_queue *q, const struct elv_request *a,
+			   const struct elv_request *b);
+	/* Number of requests held (>= 0), or ELV_EINVAL when the stage's state is broken. */
+	int (*check)(const struct elv_queue *q);
+};
+
+int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_ops *ops,
+		     void *data);
+int elv_stage_detach(struct elv_queue *q, unsigned slot);
+void elv_stage_set_fail(struct elv_queue *q, void (*fn)(void *, struct elv_request *, int),
+			void *ctx);
+/* The stage of @slot failed @rq, which it held (@held) or was admitting: it goes back. */
+void elv_stage_fail(struct elv_queue *q, unsigned slot, struct elv_request *rq, int err,
+		    int held);
+int elv_stage_merge(struct elv_queue *q, unsigned slot, struct elv_request *c,
+		    struct elv_request *rq);
+/* Slow paths of the queue's entry points, taken only while q->stages is non-zero. */
+int elv_stages_validate(const struct elv_queue *q, const struct elv_request *rq);
+int elv_stages_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now,
+		     unsigned first);
+void elv_stages_pump(struct elv_queue *q, uint64_t now);
+void elv_stages_dispatched(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+void elv_stages_completed(struct elv_queue *q, struct elv_request *rq, int status,
+			  uint64_t now);
+int elv_stages_cancel(struct elv_queue *q, struct elv_request *rq);
+void elv_stages_take_all(struct elv_queue *q, struct elv_list *list);
+uint64_t elv_stages_next_event(const struct elv_queue *q, uint64_t t);
+int elv_stages_allow_merge(const struct elv_queue *q, const struct elv_request *a,
+			   const struct elv_request *b);
+int elv_stages_check(const struct elv_queue *q);
+/* queue.c: recompute q->merge_veto after the policy or a stage changed. */
+void elv_merge_veto_update(struct elv_queue *q);
+/* queue.c: a request that left the stages goes on: behind a barrier, or to the policy
+ * (merge-on-add included); 1 when it was merged away. */
+int elv_stage_enqueue(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+/* merge.c: join @rq (not queued) onto the end of the queued @c if the rules allow; 1 done. */
+int elv_merge_back_into(struct elv_queue *q, struct elv_request *c, struct elv_request *rq);
 
 /* registry.c */
 /* The built-in policies are declared in elevator.h (exported, so firmware can name one). */

@@ -18,6 +18,8 @@ static int elv_merge_allowed(struct elv_queue *q, const struct elv_request *a,
 
 	if (p->allow_merge && !p->allow_merge(q, a, b))
 		return 0;
+	if (q->stages && !elv_stages_allow_merge(q, a, b))
+		return 0;
 	if (q->cfg.allow_merge)
 		ELV_CALLBACK(q, ok = q->cfg.allow_merge(q->cfg.ctx, a, b, kind));
 	return ok;
@@ -39,8 +41,7 @@ static ELV_SPEED_INLINE int elv_can_merge(struct elv_queue *q, const struct elv_
 	if ((a->ioprio != b->ioprio || a->stream != b->stream) &&
 	    elv_rq_prio(a) != elv_rq_prio(b))
 		return 0;
-	return (!q->policy->allow_merge && !q->cfg.allow_merge) ||
-	       elv_merge_allowed(q, a, b, kind);
+	return !q->merge_veto || elv_merge_allowed(q, a, b, kind);
 }
 
 /* A queued request that @b (other than itself) may be joined onto: one ending at @b's start. */
@@ -131,6 +132,16 @@ int elv_merge_back_from(struct elv_queue *q, struct elv_request *c, struct elv_r
 {
 	c = elv_find_back(q, rq, c, ELV_MERGE_BACK);
 	if (!c)
+		return 0;
+	elv_join(q, c, rq, ELV_MERGE_BACK);
+	elv_merge_neighbour(q, c, ELV_MERGE_BACK);
+	return 1;
+}
+
+/* A stage releasing @rq joins it onto the end of the queued @c alone, if the rules allow. */
+int elv_merge_back_into(struct elv_queue *q, struct elv_request *c, struct elv_request *rq)
+{
+	if (c == rq || !elv_can_merge(q, c, rq, ELV_MERGE_BACK))
 		return 0;
 	elv_join(q, c, rq, ELV_MERGE_BACK);
 	elv_merge_neighbour(q, c, ELV_MERGE_BACK);

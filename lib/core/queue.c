@@ -177,6 +177,13 @@ size_t elv_queue_size_data(size_t data_size, const struct elv_config *cfg)
 				  : 0;
 }
 
+/* Whether a merge must ask anyone: the policy, the host or an attached stage. */
+void elv_merge_veto_update(struct elv_queue *q)
+{
+	q->merge_veto = (uint8_t)(q->policy->allow_merge != NULL || q->cfg.allow_merge != NULL ||
+				  q->stages != 0);
+}
+
 /* Give the policy fresh state: zeroed, tunables at their defaults, then its init hook. */
 static void elv_policy_start(struct elv_queue *q, const struct elv_policy *p)
 {
@@ -193,6 +200,7 @@ static void elv_policy_start(struct elv_queue *q, const struct elv_policy *p)
 #if !defined(ELV_NO_FRONT_MERGE)
 	elv_hash_use_starts(&q->hash, p->find_next != NULL);
 #endif
+	elv_merge_veto_update(q);
 	memset(q->data, 0, p->data_size);
 	elv_tunables_reset(q->data, p->tunables, p->nr_tunables);
 	if (p->init)
@@ -247,7 +255,7 @@ int elv_queue_exit(struct elv_queue *q)
 
 	if (err)
 		return err;
-	if (q->nr_queued || q->nr_held || q->nr_requeued || q->nr_in_flight ||
+	if (q->nr_queued || q->nr_held || q->nr_requeued || q->nr_in_flight || q->nr_staged ||
 	    !elv_list_empty(&q->streams) || !elv_list_empty(&q->groups))
 		return ELV_EBUSY;
 	if (q->idling)
@@ -374,12 +382,21 @@ int elv_stream_set_prio(struct elv_queue *q, struct elv_stream *s, uint8_t iopri
 
 /* ---- adding -------------------------------------------------------------------------- */
 
+/* The zone operations and the zone-append flag exist only on a queue with a zone stage. */
+static int elv_zone_rq_ok(const struct elv_queue *q, const struct elv_request *rq)
+{
+	return q->stage[ELV_STAGE_ZONE].ops && rq->op <= ELV_OP_ZONE_FINISH &&
+	       !(rq->flags & ~(ELV_RQ_FLAGS_ALL | ELV_RQ_ZONE_APPEND));
+}
+
 /* The exact verdict on a request elv_add_suspect() flagged (rare: nearly always an error). */
 static ELV_COLD int elv_add_check(const struct elv_queue *q, const struct elv_request *rq)
 {
 	if (rq->state != ELV_RQ_IDLE)
 		return rq->state <= ELV_RQ_DISPATCHED ? ELV_EBUSY : ELV_EINVAL;
-	if (rq->op > ELV_OP_FLUSH || (rq->flags & ~ELV_RQ_FLAGS_ALL) || !elv_prio_ok(rq->ioprio))
+	if ((rq->op > ELV_OP_FLUSH || (rq->flags & ~ELV_RQ_FLAGS_ALL)) && !elv_zone_rq_ok(q, rq))
+		return ELV_EINVAL;
+	if (!elv_prio_ok(rq->ioprio))
 		return ELV_EINVAL;
 	if (rq->nr_sectors == 0 && rq->op != ELV_OP_FLUSH)
 		return ELV_EINVAL;
@@ -505,6 +522,46 @@ static ELV_COLD int elv_add_held(struct elv_queue *q, struct elv_request *rq)
 }
 #endif
 
+/* A request leaving the stages goes on: behind a pending barrier, or to the policy. */
+int elv_stage_enqueue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+#if !defined(ELV_NO_BARRIER)
+	if ((rq->flags & ELV_RQ_BARRIER) || q->nr_held)
+		return elv_add_held(q, rq);
+#endif
+	return elv_enqueue(q, rq, now);
+}
+
+/*
+ * elv_add() on a queue with admission stages: every stage may refuse the request first, so
+ * a refusal changes nothing (the clock included); then the stages in order may hold it.
+ */
+static ELV_COLD int elv_add_staged(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	uint64_t saved_now = q->now, saved_offset = q->time_offset;
+	uint8_t saved_set = q->clock_set;
+	int r = elv_stages_validate(q, rq);
+
+	if (r < 0)
+		return r;
+	now = elv_clock(q, now);
+	rq->time = now;
+	rq->seq = q->seq;
+	r = elv_stages_admit(q, rq, now, 0);
+	if (r < 0) {
+		q->now = saved_now;
+		q->time_offset = saved_offset;
+		q->clock_set = saved_set;
+		return r;
+	}
+	q->seq++;
+	ELV_STAT_ADD(q, added, 1);
+	if (rq->stream)
+		rq->stream->nr_rq++;
+	elv_trace(q, ELV_TRACE_INSERT, rq, NULL, 0, now);
+	return r == ELV_STAGE_HELD ? 0 : elv_stage_enqueue(q, rq, now);
+}
+
 int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	int err;
@@ -520,6 +577,8 @@ int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	if (rq->flags & ELV_RQ_BARRIER)
 		return ELV_ENOSYS;
 #endif
+	if (ELV_UNLIKELY(q->stages))
+		return elv_add_staged(q, rq, now);
 	now = elv_clock(q, now);
 	rq->time = now;
 	rq->seq = q->seq++;
@@ -596,18 +655,19 @@ static ELV_COLD struct elv_request *elv_pick_slow(struct elv_queue *q, uint64_t 
 #endif
 }
 
-int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out)
+/* The next request: a requeued one or a barrier through the slow path, else the policy's. */
+static ELV_SPEED_INLINE struct elv_request *elv_pick(struct elv_queue *q, uint64_t now,
+						      unsigned flags)
 {
-	struct elv_request *rq;
-
-	if (ELV_UNLIKELY(!q || !out || (flags & ~(unsigned)ELV_DISPATCH_FORCE) ||
-			 q->gate != ELV_GATE_OPEN))
-		return out && !(flags & ~(unsigned)ELV_DISPATCH_FORCE) ? elv_gate_err(q) : ELV_EINVAL;
-	now = elv_clock(q, now); /* requests released from behind a barrier are added at it */
 	if (ELV_LIKELY(elv_list_empty(&q->requeue) && q->nr_queued))
-		rq = elv_pick_policy(q, now, (int)(flags & ELV_DISPATCH_FORCE));
-	else
-		rq = elv_pick_slow(q, now, (int)(flags & ELV_DISPATCH_FORCE));
+		return elv_pick_policy(q, now, (int)(flags & ELV_DISPATCH_FORCE));
+	return elv_pick_slow(q, now, (int)(flags & ELV_DISPATCH_FORCE));
+}
+
+/* @rq (NULL: nothing now) goes to the device. */
+static ELV_SPEED_INLINE int elv_dispatch_out(struct elv_queue *q, struct elv_request *rq,
+					      uint64_t now, struct elv_request **out)
+{
 	if (!rq)
 		return ELV_EAGAIN;
 	rq->state = ELV_RQ_DISPATCHED;
@@ -618,13 +678,40 @@ int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_r
 	return 0;
 }
 
+/* elv_dispatch() with stages: what they may release joins the policy first. */
+static ELV_COLD int elv_dispatch_staged(struct elv_queue *q, uint64_t now, unsigned flags,
+					struct elv_request **out)
+{
+	struct elv_request *rq;
+
+	elv_stages_pump(q, now);
+	rq = elv_pick(q, now, flags);
+	if (elv_dispatch_out(q, rq, now, out))
+		return ELV_EAGAIN;
+	elv_stages_dispatched(q, rq, now);
+	return 0;
+}
+
+int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out)
+{
+	if (ELV_UNLIKELY(!q || !out || (flags & ~(unsigned)ELV_DISPATCH_FORCE) ||
+			 q->gate != ELV_GATE_OPEN))
+		return out && !(flags & ~(unsigned)ELV_DISPATCH_FORCE) ? elv_gate_err(q) : ELV_EINVAL;
+	now = elv_clock(q, now); /* requests released from behind a barrier are added at it */
+	if (ELV_UNLIKELY(q->stages))
+		return elv_dispatch_staged(q, now, flags, out);
+	return elv_dispatch_out(q, elv_pick(q, now, flags), now, out);
+}
+
 uint64_t elv_next_event(const struct elv_queue *q)
 {
 	uint64_t t;
 
-	if (!q || q->gate == ELV_GATE_EXITED || !q->policy->next_event)
+	if (!q || q->gate == ELV_GATE_EXITED)
 		return ELV_TIME_NEVER;
-	t = q->policy->next_event(q);
+	t = q->policy->next_event ? q->policy->next_event(q) : ELV_TIME_NEVER;
+	if (ELV_UNLIKELY(q->stages))
+		t = elv_stages_next_event(q, t);
 	/* Policies keep the queue's time; the host gets its own. */
 	return t == ELV_TIME_NEVER ? t : elv_time_event(t - q->time_offset);
 }
@@ -645,12 +732,47 @@ static ELV_SPEED_INLINE int elv_back_from_device(struct elv_queue *q, struct elv
 	return 0;
 }
 
+/*
+ * Completion with a status, or on a queue with stages: the stages learn the outcome, then
+ * what they may release joins the policy.
+ */
+static ELV_COLD void elv_complete_slow(struct elv_queue *q, struct elv_request *rq, int status,
+				       uint64_t now)
+{
+	ELV_STAT_ADD(q, completed, 1);
+	if (q->complete)
+		q->complete(q, rq, now);
+	elv_trace(q, ELV_TRACE_COMPLETE, rq, NULL, (uint64_t)(-(int64_t)status), now);
+	if (q->stages)
+		elv_stages_completed(q, rq, status, now);
+	elv_rq_release(q, rq);
+	if (q->stages)
+		elv_stages_pump(q, now);
+}
+
+int elv_complete_status(struct elv_queue *q, struct elv_request *rq, int status, uint64_t now)
+{
+	int err;
+
+	if (status > 0)
+		return ELV_EINVAL;
+	err = elv_back_from_device(q, rq, &now);
+	if (err)
+		return err;
+	elv_complete_slow(q, rq, status, now);
+	return 0;
+}
+
 int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	int err = elv_back_from_device(q, rq, &now);
 
 	if (err)
 		return err;
+	if (ELV_UNLIKELY(q->stages)) {
+		elv_complete_slow(q, rq, 0, now);
+		return 0;
+	}
 	ELV_STAT_ADD(q, completed, 1);
 	if (q->complete)
 		q->complete(q, rq, now);
@@ -705,12 +827,18 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 	switch (rq->state) {
 	case ELV_RQ_QUEUED:
 		elv_policy_remove(q, rq);
+		if (q->stages)
+			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 		break;
 	case ELV_RQ_REQUEUED:
 		elv_list_del(&rq->fifo);
 		q->nr_requeued--;
+		if (q->stages)
+			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 		break;
-	default: /* ELV_RQ_HELD; nothing is ever held with ELV_NO_BARRIER */
+	default: /* ELV_RQ_HELD: by a stage, or behind a barrier */
+		if (q->stages && elv_stages_cancel(q, rq) == 0)
+			break;
 #if !defined(ELV_NO_BARRIER)
 	{
 		int head_barrier = elv_list_first_rq(&q->held) == rq;
@@ -723,6 +851,8 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 			if (head_barrier)
 				elv_release_held(q);
 		}
+		if (q->stages)
+			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 	}
 #endif
 		break;
@@ -771,14 +901,21 @@ static void elv_policy_take_all(struct elv_queue *q, struct elv_list *list)
 #endif
 
 #if !defined(ELV_NO_CANCEL)
-/* Cancel every request on @list, in order, handing each to @fn; returns how many. */
-static int elv_drain_list(struct elv_queue *q, struct elv_list *list, elv_drain_fn fn, void *arg)
+/*
+ * Cancel every request on @list, in order, handing each to @fn; returns how many. @passed:
+ * the stages passed them on (requeued, the policy's, behind a barrier) and must hear of it.
+ */
+static int elv_drain_list(struct elv_queue *q, struct elv_list *list, elv_drain_fn fn, void *arg,
+			  int passed)
 {
 	struct elv_request *rq;
 	int n = 0;
 
 	while ((rq = elv_list_first_rq(list)) != NULL) {
 		elv_list_del(&rq->fifo);
+		/* One the stages passed on leaves unserved: they must know (a zone's pointer). */
+		if (passed && q->stages)
+			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 		elv_cancelled(q, rq);
 		ELV_CALLBACK(q, fn(arg, rq));
 		n++;
@@ -806,8 +943,15 @@ int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg)
 	q->nr_requeued = 0;
 	q->nr_held = 0;
 	q->nr_barriers = 0;
-	n = elv_drain_list(q, &q->requeue, fn, arg);
-	n += elv_drain_list(q, &q->held, fn, arg);
+	n = elv_drain_list(q, &q->requeue, fn, arg, 1);
+	n += elv_drain_list(q, &q->held, fn, arg, 1);
+	if (q->stages) {
+		struct elv_list staged;
+
+		elv_list_init(&staged);
+		elv_stages_take_all(q, &staged);
+		n += elv_drain_list(q, &staged, fn, arg, 0);
+	}
 	if (q->idling)
 		elv_idle_stop(q, q->now);
 	return n;
@@ -872,7 +1016,7 @@ int elv_stats(const struct elv_queue *q, struct elv_stats *st)
 	if (!q || !st || q->gate == ELV_GATE_EXITED)
 		return ELV_EINVAL;
 	*st = q->stats;
-	st->queued = q->nr_queued + q->nr_held + q->nr_requeued;
+	st->queued = q->nr_queued + q->nr_held + q->nr_requeued + q->nr_staged;
 	st->in_flight = q->nr_in_flight;
 	return 0;
 #endif

@@ -34,6 +34,7 @@ const char *elv_strerror(int err)
 	case ELV_ERANGE: return "value out of range";
 	case ELV_ENOSYS: return "not available in this build";
 	case ELV_EOVERFLOW: return "sector range past the end of the address space";
+	case ELV_EIO: return "zone unusable or its write pointer unknown";
 	default: return "unknown error";
 	}
 #endif

@@ -1,0 +1,327 @@
+/*
+ * Admission stages: optional steps between elv_add() and the policy that may hold requests
+ * back, like the barrier list does, but for their own reasons (a zone whose write pointer a
+ * write must wait for, a stream over its rate).
+ *
+ *   elv_add() -> [slot ELV_STAGE_QOS] -> [slot ELV_STAGE_ZONE] -> barrier list -> policy
+ *
+ * How to write one
+ *   Fill a struct elv_stage_ops (elv_internal.h) and attach it with elv_stage_attach(q, slot,
+ *   ops, data) from the stage's public attach call; @data is the stage's state in memory the
+ *   host gave it (no malloc). Attaching needs an idle queue (nothing queued, held or in
+ *   flight), so every request a stage is told about went through it; detaching needs the
+ *   stage to hold nothing. A queue with no stage attached tests q->stages once in
+ *   elv_add(), elv_dispatch() and elv_complete() and otherwise runs exactly as before.
+ *
+ * The hooks, and when the core calls them
+ *   validate(q, rq)       elv_add(), every attached stage, before any admit(): a stage that
+ *                         may refuse a request says so here, so that no stage has changed
+ *                         anything when elv_add() returns the error. Optional.
+ *   admit(q, rq, now)     elv_add() (slot order), and when an earlier stage releases @rq:
+ *                         ELV_STAGE_PASS hands it on, ELV_STAGE_HELD means the stage took it
+ *                         (linked through rq's fifo member, which is the stage's while it
+ *                         holds it), a negative ELV_E* refuses it having changed nothing. A
+ *                         refusal at release time has no caller to return to: the request
+ *                         goes back to the host through the queue's stage_fail callback
+ *                         (elv_stage_set_fail()).
+ *   release(q, now)       elv_dispatch() before it asks the policy, and after every
+ *                         completion, in a loop until NULL: one held request that may go on.
+ *   next_event(q)         elv_next_event(): when a held request becomes releasable by time
+ *                         alone (queue time, ELV_TIME_NEVER for none); the earliest of the
+ *                         policy's and every stage's is reported.
+ *   dispatched(q, rq, t)  a request went to the device. Optional.
+ *   completed(q, rq, s, t) a request the stages passed on came back from the device (s = 0
+ *                         done, s < 0 the host's error from elv_complete_status()), or left
+ *                         the queue unserved from the policy or the requeue list (cancel,
+ *                         drain: s = ELV_STAGE_WITHDRAWN). Every attached stage is told;
+ *                         each ignores requests that are not its business.
+ *   take_all(q, list)     elv_drain(): every held request onto @list, oldest first.
+ *   cancel(q, rq)         elv_cancel() of a held request: 0 when this stage held it.
+ *   allow_merge(q, a, b)  veto a merge of @b onto the end of @a. Optional.
+ *   check(q)              elv_queue_check(): the number of requests held, or ELV_EINVAL.
+ *
+ * What the core guarantees
+ *   A held request has state ELV_RQ_HELD and its owner set, like one behind a barrier. It
+ *   counts in elv_stats().queued and in its stream's requests (a stream with held requests
+ *   cannot exit), but not in the policy's count: policies never see it. It comes back from
+ *   elv_drain() (after the requeued, the policy's and the barrier-held ones, in slot order),
+ *   can be elv_cancel()led, and stays where it is across elv_switch(): a stage is not policy
+ *   state. It takes no part in merge-on-add while held (a stage may merge it itself, through
+ *   elv_merge_back_into(), when it releases it). Ordering by ELV_RQ_BARRIER starts when a
+ *   request leaves the stages: a request a stage holds has not yet reached the barrier list.
+ *   Hooks run with the queue's gate open; only elv_stage_fail() calls into the host.
+ */
+#include "elv_internal.h"
+
+_Static_assert(sizeof(((struct elv_queue *)0)->stage) / sizeof(struct elv_stage) == ELV_STAGE_NR,
+	       "one stage slot per ELV_STAGE_* value");
+
+/* Is the queue idle enough to gain or lose a stage: nothing anywhere but in flight? */
+static int elv_stage_quiet(const struct elv_queue *q)
+{
+	return !(q->nr_queued | q->nr_held | q->nr_requeued | q->nr_staged);
+}
+
+int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_ops *ops,
+		     void *data)
+{
+	int err = elv_gate_err(q);
+
+	if (err)
+		return err;
+	if (slot >= ELV_STAGE_NR || !ops || !ops->admit || !ops->release || !ops->completed ||
+	    !ops->take_all || !ops->cancel || !ops->check || !ops->next_event)
+		return ELV_EINVAL;
+	/* A request in flight was not seen by the stage: its completion would confuse it. */
+	if (q->stage[slot].ops || !elv_stage_quiet(q) || q->nr_in_flight)
+		return ELV_EBUSY;
+	q->stage[slot].ops = ops;
+	q->stage[slot].data = data;
+	q->stage[slot].nr_held = 0;
+	q->stages |= (uint8_t)(1u << slot);
+	elv_merge_veto_update(q);
+	return 0;
+}
+
+int elv_stage_detach(struct elv_queue *q, unsigned slot)
+{
+	int err = elv_gate_err(q);
+
+	if (err)
+		return err;
+	if (slot >= ELV_STAGE_NR || !q->stage[slot].ops)
+		return ELV_EINVAL;
+	if (q->stage[slot].nr_held)
+		return ELV_EBUSY;
+	q->stage[slot].ops = NULL;
+	q->stage[slot].data = NULL;
+	q->stages &= (uint8_t)~(1u << slot);
+	elv_merge_veto_update(q);
+	return 0;
+}
+
+void elv_stage_set_fail(struct elv_queue *q, void (*fn)(void *, struct elv_request *, int),
+			void *ctx)
+{
+	q->stage_fail = fn;
+	q->stage_fail_ctx = ctx;
+}
+
+/* The host gets @rq back unserved with @err: counted and traced as a cancel (arg -err). */
+void elv_stage_fail(struct elv_queue *q, unsigned slot, struct elv_request *rq, int err,
+		    int held)
+{
+	if (held) {
+		q->stage[slot].nr_held--;
+		q->nr_staged--;
+	}
+	ELV_STAT_ADD(q, cancelled, 1);
+	elv_trace(q, ELV_TRACE_CANCEL, rq, NULL, (uint64_t)(-(int64_t)err), q->now);
+	elv_rq_release(q, rq);
+	if (q->stage_fail)
+		ELV_CALLBACK(q, q->stage_fail(q->stage_fail_ctx, rq, err));
+}
+
+/*
+ * The stage of @slot joins @rq, which it held and has unlinked, onto the end of the queued
+ * @c: 1 when merged (@rq is the host's again), 0 when the rules refused (still held).
+ */
+int elv_stage_merge(struct elv_queue *q, unsigned slot, struct elv_request *c,
+		    struct elv_request *rq)
+{
+	if (c->state != ELV_RQ_QUEUED || !elv_merge_back_into(q, c, rq))
+		return 0;
+	q->stage[slot].nr_held--;
+	q->nr_staged--;
+	return 1;
+}
+
+int elv_stages_validate(const struct elv_queue *q, const struct elv_request *rq)
+{
+	unsigned i;
+	int err;
+
+	for (i = 0; i < ELV_STAGE_NR; i++) {
+		const struct elv_stage_ops *ops = q->stage[i].ops;
+
+		if (ops && ops->validate && (err = ops->validate(q, rq)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* The slot of the stage holding @rq after admit said HELD. */
+static void elv_stage_took(struct elv_queue *q, unsigned slot, struct elv_request *rq)
+{
+	rq->state = ELV_RQ_HELD;
+	rq->hlink.owner = q;
+	q->stage[slot].nr_held++;
+	q->nr_staged++;
+}
+
+/*
+ * Offer @rq to the stages from slot @first on: ELV_STAGE_PASS (through all of them),
+ * ELV_STAGE_HELD, or the refusal of the stage that refused it (nothing changed there).
+ */
+int elv_stages_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now, unsigned first)
+{
+	unsigned i;
+	int r;
+
+	for (i = first; i < ELV_STAGE_NR; i++) {
+		const struct elv_stage_ops *ops = q->stage[i].ops;
+
+		if (!ops)
+			continue;
+		r = ops->admit(q, rq, now);
+		if (r == ELV_STAGE_HELD) {
+			elv_stage_took(q, i, rq);
+			return r;
+		}
+		if (r < 0)
+			return r;
+	}
+	return ELV_STAGE_PASS;
+}
+
+/*
+ * Let every releasable request go on: through the later stages, then to the barrier list or
+ * the policy. A later stage that refuses one hands it back through stage_fail.
+ */
+void elv_stages_pump(struct elv_queue *q, uint64_t now)
+{
+	unsigned i;
+	struct elv_request *rq;
+	int r;
+
+	for (i = 0; i < ELV_STAGE_NR; i++) {
+		const struct elv_stage_ops *ops = q->stage[i].ops;
+
+		if (!ops)
+			continue;
+		while (q->stage[i].nr_held && (rq = ops->release(q, now)) != NULL) {
+			q->stage[i].nr_held--;
+			q->nr_staged--;
+			r = elv_stages_admit(q, rq, now, i + 1);
+			if (r == ELV_STAGE_PASS)
+				elv_stage_enqueue(q, rq, now);
+			else if (r < 0)
+				elv_stage_fail(q, i + 1, rq, r, 0);
+		}
+	}
+}
+
+void elv_stages_dispatched(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	unsigned i;
+
+	for (i = 0; i < ELV_STAGE_NR; i++) {
+		const struct elv_stage_ops *ops = q->stage[i].ops;
+
+		if (ops && ops->dispatched)
+			ops->dispatched(q, rq, now);
+	}
+}
+
+void elv_stages_completed(struct elv_queue *q, struct elv_request *rq, int status,
+			  uint64_t now)
+{
+	unsigned i;
+
+	for (i = 0; i < ELV_STAGE_NR; i++) {
+		const struct elv_stage_ops *ops = q->stage[i].ops;
+
+		if (ops)
+			ops->completed(q, rq, status, now);
+	}
+}
+
+/* elv_cancel() of a held request: 0 when a stage held it (now unlinked and uncounted). */
+int elv_stages_cancel(struct elv_queue *q, struct elv_request *rq)
+{
+	unsigned i;
+
+	for (i = 0; i < ELV_STAGE_NR; i++) {
+		const struct elv_stage_ops *ops = q->stage[i].ops;
+
+		if (ops && q->stage[i].nr_held && ops->cancel(q, rq) == 0) {
+			q->stage[i].nr_held--;
+			q->nr_staged--;
+			return 0;
+		}
+	}
+	return ELV_ENOENT;
+}
+
+/* elv_drain(): every held request onto @list, slot by slot. */
+void elv_stages_take_all(struct elv_queue *q, struct elv_list *list)
+{
+	unsigned i;
+
+	for (i = 0; i < ELV_STAGE_NR; i++) {
+		const struct elv_stage_ops *ops = q->stage[i].ops;
+
+		if (ops && q->stage[i].nr_held) {
+			ops->take_all(q, list);
+			q->stage[i].nr_held = 0;
+		}
+	}
+	q->nr_staged = 0;
+}
+
+/* The earlier of @t (queue time or ELV_TIME_NEVER) and every stage's next event. */
+uint64_t elv_stages_next_event(const struct elv_queue *q, uint64_t t)
+{
+	unsigned i;
+
+	for (i = 0; i < ELV_STAGE_NR; i++) {
+		const struct elv_stage_ops *ops = q->stage[i].ops;
+		uint64_t s;
+
+		if (!ops || !q->stage[i].nr_held)
+			continue;
+		s = ops->next_event(q);
+		if (s != ELV_TIME_NEVER && (t == ELV_TIME_NEVER || elv_time_before(s, t)))
+			t = s;
+	}
+	return t;
+}
+
+int elv_stages_allow_merge(const struct elv_queue *q, const struct elv_request *a,
+			   const struct elv_request *b)
+{
+	unsigned i;
+
+	for (i = 0; i < ELV_STAGE_NR; i++) {
+		const struct elv_stage_ops *ops = q->stage[i].ops;
+
+		if (ops && ops->allow_merge && !ops->allow_merge(q, a, b))
+			return 0;
+	}
+	return 1;
+}
+
+/* elv_queue_check(): each stage's own check, and the core's counts agree with theirs. */
+int elv_stages_check(const struct elv_queue *q)
+{
+	unsigned i;
+	uint32_t total = 0;
+	int n;
+
+	for (i = 0; i < ELV_STAGE_NR; i++) {
+		const struct elv_stage_ops *ops = q->stage[i].ops;
+
+		if (!ops) {
+			if (q->stage[i].nr_held || (q->stages & (1u << i)))
+				return ELV_EINVAL;
+			continue;
+		}
+		if (!(q->stages & (1u << i)))
+			return ELV_EINVAL;
+		n = ops->check(q);
+		if (n < 0 || (uint32_t)n != q->stage[i].nr_held)
+			return ELV_EINVAL;
+		total += (uint32_t)n;
+	}
+	return total == q->nr_staged ? 0 : ELV_EINVAL;
+}
