@@ -1,0 +1,293 @@
+/*
+ * mClock tag scheduler of the QoS stage (Gulati, Merchant and Varman, OSDI 2010, as dmClock
+ * runs it on one server), in integers and without allocation.
+ *
+ * Each client has a reservation r, a weight w and a limit l. The first request of a client
+ * carries three tags, computed when it becomes first ("delayed" tagging, which needs tags for
+ * one request per client only) from the tags of the request before it:
+ *     R = max(t, R' + c / r)   P = max(t, P' + c / w)   L = max(t, L' + c / l)
+ * in ns, exact (each tag keeps the remainder of its division). A release at t serves, in
+ * order: the smallest R that is due (reservation phase); else the smallest P + delta among
+ * clients whose L is due (weight phase), and then lowers that client's R by c / r, since
+ * service in the weight phase counts toward the reservation; else, when the queue allows
+ * going past the limit, the smallest P + delta of all. Ties go to the client that joined
+ * first. A client that comes back after idle_age without requests gets delta so that its
+ * weight tags start level with the smallest of the others' instead of far behind them.
+ * Clients are few; a release looks at each client with requests once.
+ */
+#include "qos_internal.h"
+
+void elv_mc_init(struct elv_mc *mc)
+{
+	elv_list_init(&mc->active);
+	mc->next_id = 0;
+}
+
+uint64_t elv_mc_cost(const struct elv_mc *mc, const struct elv_request *rq)
+{
+	uint64_t bytes = (uint64_t)rq->nr_sectors << 9;
+
+	return mc->cost_size ? 1u + elv_div64(bytes, mc->cost_size) : 1u;
+}
+
+int elv_mc_validate(const struct elv_mclock_settings *m)
+{
+	if (!m || m->reserved || !m->weight)
+		return ELV_EINVAL;
+	if (m->reservation > ELV_MCLOCK_RATE_MAX || m->limit > ELV_MCLOCK_RATE_MAX ||
+	    m->weight > ELV_MCLOCK_WEIGHT_MAX)
+		return ELV_ERANGE;
+	if (m->limit && m->reservation > m->limit)
+		return ELV_EINVAL;
+	return 0;
+}
+
+int elv_mclock_check(const struct elv_mclock_settings *m)
+{
+	return elv_mc_validate(m);
+}
+
+void elv_mc_client_set(struct elv_mc_client *c, const struct elv_mclock_settings *m)
+{
+	c->res = m->reservation;
+	c->lim = m->limit;
+	c->weight = m->weight;
+	/* Fractions of a ns are in units of the old rates. */
+	c->r_rem = c->p_rem = c->l_rem = c->xl_rem = 0;
+	/* Only a limited client waits for its limit tag. */
+	if (!c->lim)
+		c->ready = 1;
+}
+
+void elv_mc_client_join(struct elv_mc *mc, struct elv_mc_client *c,
+			const struct elv_mclock_settings *m, uint64_t now)
+{
+	elv_list_init(&c->fifo);
+	elv_list_init(&c->active);
+	c->r = c->p = c->l = c->xl = now;
+	c->r_rem = c->p_rem = c->l_rem = c->xl_rem = 0;
+	c->delta = 0;
+	c->last = now;
+	c->cost = 0;
+	c->nr = 0;
+	c->id = mc->next_id++;
+	c->ready = 0;
+	c->idle = 1;
+	c->tagged = c->xtagged = 0;
+	elv_mc_client_set(c, m);
+}
+
+/* tag = max(t, tag + cost * 1e9 / rate), the fraction of a ns kept in *rem. */
+static void elv_tag_next(uint64_t *tag, uint64_t *rem, uint64_t cost, uint64_t rate,
+			 uint64_t t, int has_prev)
+{
+	uint64_t r, q = elv_qos_muldiv(cost, ELV_NSEC_PER_SEC, rate, &r);
+
+	if (!has_prev || q > ELV_QOS_HORIZON) {
+		q = has_prev ? ELV_QOS_HORIZON : 0;
+		r = 0;
+		if (!has_prev)
+			*tag = t, *rem = 0;
+	}
+	*tag += q;
+	*rem += r;
+	if (*rem >= rate) {
+		*rem -= rate;
+		(*tag)++;
+	}
+	if (elv_time_before(*tag, t)) {
+		*tag = t;
+		*rem = 0;
+	}
+	/* A tag never leads t by more than the horizon: differences stay below 2^63. */
+	if (*tag - t > ELV_QOS_HORIZON) {
+		*tag = t + ELV_QOS_HORIZON;
+		*rem = 0;
+	}
+}
+
+/* The first request of @c became first at @t: give it its tags. */
+static void elv_mc_tag(struct elv_mc *mc, struct elv_mc_client *c, uint64_t t)
+{
+	int prev = c->tagged;
+
+	c->cost = elv_mc_cost(mc, elv_list_first_rq(&c->fifo));
+	if (c->res)
+		elv_tag_next(&c->r, &c->r_rem, c->cost, c->res, t, prev);
+	elv_tag_next(&c->p, &c->p_rem, c->cost, c->weight, t, prev);
+	if (c->lim)
+		elv_tag_next(&c->l, &c->l_rem, c->cost, c->lim, t, prev);
+	c->tagged = 1;
+	/* Under ELV_QOS_AT_LIMIT_REJECT the limit was enforced at the door. */
+	c->ready = !c->lim || mc->at_limit == ELV_QOS_AT_LIMIT_REJECT || !elv_time_after(c->l, t);
+}
+
+int elv_mc_offer(struct elv_mc *mc, struct elv_mc_client *c, uint64_t cost, uint64_t now)
+{
+	if (!c->lim)
+		return 0;
+	elv_tag_next(&c->xl, &c->xl_rem, cost, c->lim, now, c->xtagged);
+	c->xtagged = 1;
+	return elv_time_after(c->xl, now + mc->reject_ns) ? ELV_EAGAIN : 0;
+}
+
+/* Is @c idle at @t: never active, or without a request for idle_age? */
+static int elv_mc_is_idle(const struct elv_mc *mc, const struct elv_mc_client *c, uint64_t t)
+{
+	return c->idle || (!c->nr && t - c->last >= mc->idle_age);
+}
+
+/* @c comes back from idle at @t: its weight tags start at the smallest of the others'. */
+static void elv_mc_wake(struct elv_mc *mc, struct elv_mc_client *c, uint64_t t)
+{
+	const struct elv_mc_client *o = NULL;
+	uint64_t m = 0;
+	int found = 0;
+
+	while ((o = mc->next_client(mc->ctx, o)) != NULL) {
+		uint64_t v = o->p + o->delta;
+
+		if (o == c || !o->tagged || elv_mc_is_idle(mc, o, t))
+			continue;
+		if (!found || elv_time_before(v, m))
+			m = v;
+		found = 1;
+	}
+	if (found)
+		c->delta = m - t;
+	c->idle = 0;
+}
+
+void elv_mc_add(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
+		uint64_t now)
+{
+	if (!c->nr && elv_mc_is_idle(mc, c, now))
+		elv_mc_wake(mc, c, now);
+	elv_list_add_tail(&c->fifo, &rq->fifo);
+	c->last = now;
+	if (c->nr++ == 0) {
+		elv_mc_tag(mc, c, now);
+		elv_list_add_tail(&mc->active, &c->active);
+	}
+}
+
+/* @rq left @c's queue; a new first request gets its tags at @t. */
+static void elv_mc_unlink(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
+			  uint64_t t)
+{
+	int first = elv_list_first_rq(&c->fifo) == rq;
+
+	elv_list_del(&rq->fifo);
+	c->last = t;
+	if (--c->nr == 0) {
+		elv_list_del(&c->active);
+		elv_list_init(&c->active);
+		return;
+	}
+	if (first)
+		elv_mc_tag(mc, c, t);
+}
+
+/* Is tag @a (of client @ca) before tag @b (of @cb), ties to the lower id? */
+static int elv_mc_less(uint64_t a, const struct elv_mc_client *ca, uint64_t b,
+		       const struct elv_mc_client *cb)
+{
+	return a != b ? elv_time_before(a, b) : ca->id < cb->id;
+}
+
+struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, struct elv_mc_client **cl,
+				int *phase, uint64_t *next)
+{
+	struct elv_mc_client *res = NULL, *wgt = NULL, *any = NULL, *c;
+	struct elv_list *l;
+	struct elv_request *rq;
+	uint64_t r, q;
+
+	for (l = mc->active.next; l != &mc->active; l = l->next) {
+		c = elv_container_of(l, struct elv_mc_client, active);
+		if (c->res && !elv_time_after(c->r, now) && (!res || elv_mc_less(c->r, c, res->r, res)))
+			res = c;
+		if (!c->ready && !elv_time_after(c->l, now))
+			c->ready = 1; /* stays ready until served */
+		if (c->ready && (!wgt || elv_mc_less(c->p + c->delta, c, wgt->p + wgt->delta, wgt)))
+			wgt = c;
+		if (!any || elv_mc_less(c->p + c->delta, c, any->p + any->delta, any))
+			any = c;
+	}
+	if (res) {
+		c = res;
+		*phase = ELV_MC_RESERVATION;
+	} else if (wgt) {
+		c = wgt;
+		*phase = ELV_MC_WEIGHT;
+	} else if (any && mc->at_limit == ELV_QOS_AT_LIMIT_ALLOW) {
+		c = any;
+		*phase = ELV_MC_OVER;
+	} else {
+		*next = elv_mc_next(mc, now);
+		return NULL;
+	}
+	rq = elv_list_first_rq(&c->fifo);
+	/* Weight-phase service counts toward the reservation: take it off the R tag. */
+	if (*phase != ELV_MC_RESERVATION && c->res) {
+		q = elv_qos_muldiv(c->cost, ELV_NSEC_PER_SEC, c->res, &r);
+		if (q > ELV_QOS_HORIZON)
+			q = ELV_QOS_HORIZON, r = 0;
+		if (c->r_rem < r) {
+			c->r_rem += c->res;
+			c->r--;
+		}
+		c->r_rem -= r;
+		c->r -= q;
+	}
+	elv_mc_unlink(mc, c, rq, now);
+	*cl = c;
+	return rq;
+}
+
+uint64_t elv_mc_next(const struct elv_mc *mc, uint64_t now)
+{
+	const struct elv_list *l;
+	uint64_t t = ELV_TIME_NEVER;
+
+	for (l = mc->active.next; l != &mc->active; l = l->next) {
+		const struct elv_mc_client *c = elv_container_of(l, struct elv_mc_client, active);
+
+		if (c->ready || mc->at_limit == ELV_QOS_AT_LIMIT_ALLOW)
+			return now;
+		if (c->res && (t == ELV_TIME_NEVER || elv_time_before(c->r, t)))
+			t = c->r;
+		if (t == ELV_TIME_NEVER || elv_time_before(c->l, t))
+			t = c->l;
+	}
+	return t != ELV_TIME_NEVER && elv_time_before(t, now) ? now : t;
+}
+
+void elv_mc_remove(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
+		   uint64_t now)
+{
+	elv_mc_unlink(mc, c, rq, now);
+}
+
+int elv_mc_check(const struct elv_mc *mc)
+{
+	const struct elv_mc_client *c = NULL;
+	const struct elv_list *l, *r;
+	int n = 0;
+
+	while ((c = mc->next_client(mc->ctx, c)) != NULL) {
+		uint32_t k = 0;
+
+		for (r = c->fifo.next; r != &c->fifo; r = r->next)
+			k++;
+		if (k != c->nr || (c->nr != 0) != (c->active.next != &c->active) ||
+		    !c->weight || (c->res && c->r_rem >= c->res) || c->p_rem >= c->weight ||
+		    (c->lim && c->l_rem >= c->lim))
+			return ELV_EINVAL;
+		n += (int)k;
+	}
+	for (l = mc->active.next; l != &mc->active; l = l->next)
+		n -= (int)elv_container_of(l, struct elv_mc_client, active)->nr;
+	/* Every client with requests is on the active list once. */
+	return n == 0 ? 0 : ELV_EINVAL;
+}

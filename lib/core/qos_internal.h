@@ -1,0 +1,140 @@
+/*
+ * Library-internal declarations of the QoS stage: the throttle meters (throttle.c), the mClock
+ * tag scheduler (mclock.c) and the stage that holds requests for them (qos.c). Never installed.
+ *
+ * Both algorithms are pure: they keep integer state in the memory the host gave, take the
+ * time as an argument, never allocate and never read a clock. Times are queue times compared
+ * by their difference (elv_time_after() and friends), so they may wrap past 2^64.
+ */
+#ifndef ELV_QOS_INTERNAL_H
+#define ELV_QOS_INTERNAL_H
+
+#include "elv_internal.h"
+#include "elevator/qos.h"
+
+#define ELV_NSEC_PER_SEC 1000000000ULL
+/* Longest wait or tag lead the algorithms produce: keeps every difference below 2^63. */
+#define ELV_QOS_HORIZON (1ULL << 62)
+
+/* floor(a * b / d) with the remainder in *rem, for d in 1..2^63-1; UINT64_MAX when it
+ * does not fit (then *rem is 0). */
+uint64_t elv_qos_muldiv(uint64_t a, uint64_t b, uint64_t d, uint64_t *rem);
+
+/* ---- throttle.c ---------------------------------------------------------------------- */
+
+/*
+ * One leaky bucket (A.1 of the fact sheet), kept as a time: its level, in units, is the
+ * time it takes to drain at its rate, so the bucket is empty from @tat on and holds
+ * (tat - now + frac / den) ns worth of units before that. Draining costs nothing; filling
+ * with n units adds n * 1e9 / den ns, exactly (the remainder is kept in @frac).
+ */
+struct elv_thr_bucket {
+	uint64_t tat, frac;   /* level: drains to zero at tat (+ frac / den ns) */
+	uint64_t btat, bfrac; /* burst level, drains at the burst rate (bden) */
+	uint64_t den;         /* avg rate times the operation size (1 for bytes and plain ops) */
+	uint64_t bden;        /* burst rate times the operation size; 0: no burst level */
+	uint64_t cap;         /* level (ns) the bucket may hold before a request waits */
+	uint64_t unit, unit_rem;   /* ns for the smallest charge (one op), and remainder */
+	uint64_t bunit, bunit_rem; /* the same at the burst rate */
+};
+
+/* io.max state of one direction (A.2): what was dispatched in the current slice. */
+struct elv_iomax_dir {
+	uint64_t bps, iops;          /* limits, 0 = unlimited */
+	uint64_t bytes_disp, io_disp;
+	uint64_t start, end;         /* slice */
+	int64_t carry_bytes, carry_ios;
+};
+
+struct elv_thr {
+	uint8_t on;      /* any limit set */
+	uint8_t mode;    /* enum elv_throttle_mode */
+	uint8_t used;    /* bit i: bucket i limits */
+	uint8_t pad;
+	uint32_t op_size; /* iops_size */
+	uint64_t slice, tick; /* io.max slice and clock tick (ns) */
+	union {
+		struct elv_thr_bucket b[ELV_THROTTLE_NR];
+		struct elv_iomax_dir d[2];
+	} u;
+};
+
+int elv_thr_validate(const struct elv_throttle_settings *t);
+/* Apply valid settings at @now; @queued[d]: requests waiting in direction d (io.max carries
+ * the credit of the old limits over when some are). @t NULL: no limits. */
+void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, uint64_t now,
+		   const uint32_t queued[2], uint64_t slice, uint64_t tick);
+/* How long a request of @bytes in direction @dir must wait at @now (0: it may go). @queued:
+ * this client has requests waiting in @dir (io.max starts no new slice then). */
+uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued);
+/* Count a request that goes at @now. */
+void elv_thr_charge(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now);
+/* Internal consistency for elv_queue_check(): 0 or ELV_EINVAL. */
+int elv_thr_check(const struct elv_thr *th);
+
+/* ---- mclock.c ------------------------------------------------------------------------ */
+
+/* Release phases (struct elv_qos_client_stats). */
+#define ELV_MC_RESERVATION 0
+#define ELV_MC_WEIGHT 1
+#define ELV_MC_OVER 2
+
+/* One mClock client: its requests in arrival order and the tags of the first one. */
+struct elv_mc_client {
+	struct elv_list fifo;   /* its requests, through rq->fifo */
+	struct elv_list active; /* on the scheduler's list while it has requests */
+	uint64_t r, p, l;       /* tags of the first request (or of the last one tagged) */
+	uint64_t r_rem, p_rem, l_rem; /* fractions of a ns of those tags */
+	uint64_t xl, xl_rem;    /* reject mode: limit tag of the last request offered */
+	uint64_t delta;         /* added to p when comparing (idle-client adjustment) */
+	uint64_t last;          /* last time it had a request added or served */
+	uint64_t cost;          /* cost of the first request */
+	uint64_t res, lim;      /* reservation and limit, units per second (0 = none) */
+	uint32_t weight;
+	uint32_t id;            /* ties go to the lower id */
+	uint32_t nr;            /* requests queued */
+	uint8_t ready;          /* the first request is within the limit */
+	uint8_t idle;           /* no request for idle_age: starts level with the others */
+	uint8_t tagged;         /* r, p, l hold tags */
+	uint8_t xtagged;        /* xl holds a tag */
+};
+
+struct elv_mc {
+	struct elv_list active; /* clients with requests */
+	/*
+	 * Every mClock client, one after another (the first for NULL): the clients live in the
+	 * host's streams and groups, which may go away without telling the scheduler while they
+	 * hold no request, so the scheduler keeps no list of them.
+	 */
+	struct elv_mc_client *(*next_client)(const void *ctx, const struct elv_mc_client *c);
+	const void *ctx;
+	uint64_t idle_age;
+	uint64_t reject_ns;     /* ELV_QOS_AT_LIMIT_REJECT: threshold */
+	uint32_t cost_size;
+	uint32_t next_id;
+	uint8_t at_limit;
+};
+
+void elv_mc_init(struct elv_mc *mc);
+/* The cost of @rq in units: 1 + bytes / cost_size, or 1. */
+uint64_t elv_mc_cost(const struct elv_mc *mc, const struct elv_request *rq);
+void elv_mc_client_join(struct elv_mc *mc, struct elv_mc_client *c,
+			const struct elv_mclock_settings *m, uint64_t now);
+void elv_mc_client_set(struct elv_mc_client *c, const struct elv_mclock_settings *m);
+int elv_mc_validate(const struct elv_mclock_settings *m);
+/* Reject mode: may @c take a request of @cost at @now? Refusing advances its limit tag. */
+int elv_mc_offer(struct elv_mc *mc, struct elv_mc_client *c, uint64_t cost, uint64_t now);
+void elv_mc_add(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
+		uint64_t now);
+/* The next request to release at @now, its client and phase; NULL and *@next = when one
+ * will be due (ELV_TIME_NEVER: none). */
+struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, struct elv_mc_client **cl,
+				int *phase, uint64_t *next);
+/* When the next request will be due (what elv_mc_pull() would give as *next at @now). */
+uint64_t elv_mc_next(const struct elv_mc *mc, uint64_t now);
+/* Take @rq out of @c's queue unserved (cancel, drain). */
+void elv_mc_remove(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
+		   uint64_t now);
+int elv_mc_check(const struct elv_mc *mc);
+
+#endif /* ELV_QOS_INTERNAL_H */

@@ -1,0 +1,469 @@
+/*
+ * Throttle meters of the QoS stage, in integers: the leaky bucket used as a meter (QEMU's
+ * block throttling, with bursts and size-normalised operations) and Linux io.max's slices.
+ *
+ * Leaky bucket. A bucket's level, in bytes or operations, drains at its average rate. Kept
+ * as the time it takes to drain (ns), draining is free and filling exact: n units add
+ * n * 1e9 / rate ns, the remainder of the division kept apart, so no rounding accumulates.
+ * A request may go while every bucket it touches is at most at its burst allowance
+ * (max * length units, or 100 ms worth of the average when no burst is set) and, with a
+ * burst longer than a second, while the burst level (draining at the burst rate) is at most
+ * 100 ms worth of the burst rate. It is judged before it is counted, so one request may
+ * overshoot; later ones pay for it.
+ *
+ * io.max. Each direction grants bps * elapsed bytes and iops * elapsed operations per slice,
+ * elapsed rounded up to whole slices (a slice's worth passes at once); a request that does
+ * not fit waits for the time its excess needs, in clock ticks, at least one. Slices are
+ * trimmed as they pass, and changed limits carry the old credit (or debt) over.
+ */
+#include "qos_internal.h"
+
+/* 64 x 64 -> 128-bit product as two words, with 32-bit pieces (no compiler helpers). */
+static void elv_mul128(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo)
+{
+	uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+	uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+	uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
+
+	*lo = (mid << 32) | (uint32_t)p00;
+	*hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+
+uint64_t elv_qos_muldiv(uint64_t a, uint64_t b, uint64_t d, uint64_t *rem)
+{
+	uint64_t hi, lo, q = 0, r;
+	int i;
+
+	if (!((a | b) >> 32)) {
+		lo = a * b;
+		q = elv_div64(lo, d);
+		*rem = lo - q * d;
+		return q;
+	}
+	elv_mul128(a, b, &hi, &lo);
+	if (hi >= d) {
+		*rem = 0;
+		return UINT64_MAX;
+	}
+	/* Long division, one bit at a time: r < d < 2^63, so r << 1 never overflows. */
+	r = hi;
+	for (i = 63; i >= 0; i--) {
+		r = (r << 1) | ((lo >> i) & 1u);
+		q <<= 1;
+		if (r >= d) {
+			r -= d;
+			q |= 1u;
+		}
+	}
+	*rem = r;
+	return q;
+}
+
+/* ---- settings ------------------------------------------------------------------------ */
+
+static int elv_thr_is_ops(int k)
+{
+	return k >= ELV_THROTTLE_IOPS_TOTAL;
+}
+
+/* io.max: only the per-direction averages. */
+static int elv_iomax_validate(const struct elv_throttle_settings *t)
+{
+	int k;
+
+	if (t->iops_size)
+		return ELV_EINVAL;
+	for (k = 0; k < ELV_THROTTLE_NR; k++) {
+		const struct elv_throttle_limit *l = &t->limit[k];
+
+		if (l->max || l->max_length ||
+		    ((k == ELV_THROTTLE_BPS_TOTAL || k == ELV_THROTTLE_IOPS_TOTAL) && l->avg))
+			return ELV_EINVAL;
+		if (l->avg > (elv_thr_is_ops(k) ? UINT32_MAX : ELV_THROTTLE_RATE_MAX))
+			return ELV_ERANGE;
+	}
+	return 0;
+}
+
+/* Rates and lengths within range, and the operation size times a rate kept below 2^62. */
+static int elv_bucket_ranges(const struct elv_throttle_settings *t)
+{
+	int k;
+
+	for (k = 0; k < ELV_THROTTLE_NR; k++) {
+		const struct elv_throttle_limit *l = &t->limit[k];
+		uint64_t top = l->max > l->avg ? l->max : l->avg;
+
+		if (top > ELV_THROTTLE_RATE_MAX || l->max_length > ELV_THROTTLE_LENGTH_MAX)
+			return ELV_ERANGE;
+		if (elv_thr_is_ops(k) && t->iops_size && top > (ELV_QOS_HORIZON / t->iops_size))
+			return ELV_ERANGE;
+	}
+	return 0;
+}
+
+/* QEMU's rules: no total beside a per-direction limit of one kind, bursts need averages. */
+static int elv_bucket_rules(const struct elv_throttle_settings *t)
+{
+	const struct elv_throttle_limit *l = t->limit;
+	int k, iops = 0;
+
+	for (k = 0; k < ELV_THROTTLE_NR; k += 3) {
+		if (l[k].avg && (l[k + 1].avg || l[k + 2].avg))
+			return ELV_EINVAL;
+		if (l[k].max && (l[k + 1].max || l[k + 2].max))
+			return ELV_EINVAL;
+	}
+	for (k = 0; k < ELV_THROTTLE_NR; k++) {
+		if (l[k].max && (!l[k].avg || l[k].max < l[k].avg))
+			return ELV_EINVAL;
+		if (l[k].max_length > 1 && !l[k].max)
+			return ELV_EINVAL;
+		if (elv_thr_is_ops(k) && l[k].avg)
+			iops = 1;
+	}
+	return t->iops_size && !iops ? ELV_EINVAL : 0;
+}
+
+int elv_thr_validate(const struct elv_throttle_settings *t)
+{
+	int k, err;
+
+	if (!t || t->mode > ELV_THROTTLE_IOMAX || (t->reserved8[0] | t->reserved8[1] |
+						   t->reserved8[2]) ||
+	    (t->reserved[0] | t->reserved[1]))
+		return ELV_EINVAL;
+	for (k = 0; k < ELV_THROTTLE_NR; k++)
+		if (t->limit[k].reserved)
+			return ELV_EINVAL;
+	if (t->mode == ELV_THROTTLE_IOMAX)
+		return elv_iomax_validate(t);
+	err = elv_bucket_ranges(t);
+	return err ? err : elv_bucket_rules(t);
+}
+
+int elv_throttle_check(const struct elv_throttle_settings *t)
+{
+	return elv_thr_validate(t);
+}
+
+/* Bucket @k from limit @l: its rates scaled to operation size, its allowance in ns. */
+static void elv_bucket_setup(struct elv_thr_bucket *b, const struct elv_throttle_limit *l,
+			     uint64_t size, uint64_t now)
+{
+	uint64_t len = l->max_length > 1 ? l->max_length : 1, rem;
+
+	b->tat = b->btat = now;
+	b->frac = b->bfrac = 0;
+	b->den = l->avg * size;
+	b->unit = elv_qos_muldiv(size, ELV_NSEC_PER_SEC, b->den, &b->unit_rem);
+	/* Without a burst rate, 100 ms worth of the average may stand in the bucket. */
+	b->cap = ELV_NSEC_PER_SEC / 10;
+	if (l->max) {
+		b->cap = elv_qos_muldiv(l->max, len * ELV_NSEC_PER_SEC, l->avg, &rem);
+		if (b->cap > ELV_QOS_HORIZON)
+			b->cap = ELV_QOS_HORIZON;
+	}
+	b->bden = 0;
+	if (len > 1) {
+		b->bden = l->max * size;
+		b->bunit = elv_qos_muldiv(size, ELV_NSEC_PER_SEC, b->bden, &b->bunit_rem);
+	}
+}
+
+/* io.max: a new slice from @now; @keep keeps the carried-over credit. */
+static void elv_iomax_new_slice(struct elv_iomax_dir *d, uint64_t now, uint64_t slice, int keep)
+{
+	d->bytes_disp = d->io_disp = 0;
+	d->start = now;
+	d->end = now + slice;
+	if (!keep)
+		d->carry_bytes = d->carry_ios = 0;
+}
+
+/* bps * el / 1 s, at most 2^62. */
+static uint64_t elv_iomax_allowed(uint64_t rate, uint64_t el)
+{
+	uint64_t rem, v = elv_qos_muldiv(rate, el, ELV_NSEC_PER_SEC, &rem);
+
+	return v > ELV_QOS_HORIZON ? ELV_QOS_HORIZON : v;
+}
+
+/* Credit (or debt) of the limits in force over the current slice, carried into the next. */
+static void elv_iomax_carry(struct elv_iomax_dir *d, uint64_t now)
+{
+	uint64_t el = elv_time_after(now, d->start) ? now - d->start : 0;
+
+	if (d->bps)
+		d->carry_bytes += (int64_t)elv_iomax_allowed(d->bps, el) - (int64_t)d->bytes_disp;
+	if (d->iops)
+		d->carry_ios += (int64_t)elv_iomax_allowed(d->iops, el) - (int64_t)d->io_disp;
+}
+
+void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, uint64_t now,
+		   const uint32_t queued[2], uint64_t slice, uint64_t tick)
+{
+	static const uint8_t kind[2][2] = {
+		{ ELV_THROTTLE_BPS_READ, ELV_THROTTLE_IOPS_READ },
+		{ ELV_THROTTLE_BPS_WRITE, ELV_THROTTLE_IOPS_WRITE },
+	};
+	int k, dir, same = th->on && t && th->mode == ELV_THROTTLE_IOMAX &&
+			  t->mode == ELV_THROTTLE_IOMAX;
+
+	th->slice = slice;
+	th->tick = tick;
+	th->used = 0;
+	th->on = 0;
+	if (!t)
+		return;
+	th->mode = t->mode;
+	th->op_size = t->iops_size;
+	for (k = 0; k < ELV_THROTTLE_NR; k++)
+		if (t->limit[k].avg)
+			th->used |= (uint8_t)(1u << k);
+	th->on = th->used != 0;
+	if (t->mode == ELV_THROTTLE_IOMAX) {
+		for (dir = 0; dir < 2; dir++) {
+			struct elv_iomax_dir *d = &th->u.d[dir];
+
+			if (!same) {
+				d->carry_bytes = d->carry_ios = 0;
+			} else if (queued[dir]) {
+				elv_iomax_carry(d, now);
+			}
+			d->bps = t->limit[kind[dir][0]].avg;
+			d->iops = t->limit[kind[dir][1]].avg;
+			elv_iomax_new_slice(d, now, slice, 1);
+		}
+		return;
+	}
+	for (k = 0; k < ELV_THROTTLE_NR; k++)
+		if (th->used & (1u << k))
+			elv_bucket_setup(&th->u.b[k], &t->limit[k],
+					 elv_thr_is_ops(k) && t->iops_size ? t->iops_size : 1, now);
+}
+
+/* ---- leaky bucket -------------------------------------------------------------------- */
+
+/* Time a level (drain time @tat + @frac) must drain at @now to be at most @cap: ceil. */
+static uint64_t elv_level_wait(uint64_t tat, uint64_t frac, uint64_t cap, uint64_t now)
+{
+	uint64_t lvl;
+
+	if (!elv_time_after(tat, now))
+		return 0; /* empty (a fraction past tat counts as drained: under 1 ns) */
+	lvl = tat - now;
+	if (lvl < cap || (lvl == cap && !frac))
+		return 0;
+	return lvl - cap + (frac != 0);
+}
+
+static uint64_t elv_bucket_wait(const struct elv_thr_bucket *b, uint64_t now)
+{
+	uint64_t w = elv_level_wait(b->tat, b->frac, b->cap, now);
+
+	if (!w && b->bden)
+		w = elv_level_wait(b->btat, b->bfrac, ELV_NSEC_PER_SEC / 10, now);
+	return w;
+}
+
+/* Fill a level by @ns + @rem / @den ns. */
+static void elv_level_fill(uint64_t *tat, uint64_t *frac, uint64_t ns, uint64_t rem,
+			   uint64_t den, uint64_t now)
+{
+	if (!elv_time_after(*tat, now)) {
+		*tat = now;
+		*frac = 0;
+	}
+	if (ns > ELV_QOS_HORIZON)
+		ns = ELV_QOS_HORIZON;
+	*tat += ns;
+	*frac += rem;
+	if (*frac >= den) {
+		*frac -= den;
+		(*tat)++;
+	}
+	/* Never let a level reach past the horizon: differences must stay below 2^63. */
+	if (*tat - now > ELV_QOS_HORIZON) {
+		*tat = now + ELV_QOS_HORIZON;
+		*frac = 0;
+	}
+}
+
+/* Units a request of @bytes counts in bucket @k: bytes, one op, or bytes / op size. */
+static void elv_bucket_charge(struct elv_thr_bucket *b, int ops, uint64_t bytes,
+			      uint32_t op_size, uint64_t now)
+{
+	uint64_t ns, rem;
+
+	if (ops && (!op_size || bytes <= op_size)) {
+		elv_level_fill(&b->tat, &b->frac, b->unit, b->unit_rem, b->den, now);
+		if (b->bden)
+			elv_level_fill(&b->btat, &b->bfrac, b->bunit, b->bunit_rem, b->bden, now);
+		return;
+	}
+	ns = elv_qos_muldiv(bytes, ELV_NSEC_PER_SEC, b->den, &rem);
+	elv_level_fill(&b->tat, &b->frac, ns, rem, b->den, now);
+	if (b->bden) {
+		ns = elv_qos_muldiv(bytes, ELV_NSEC_PER_SEC, b->bden, &rem);
+		elv_level_fill(&b->btat, &b->bfrac, ns, rem, b->bden, now);
+	}
+}
+
+/* The buckets a request of direction @dir meets: total and its direction, bytes and ops. */
+static unsigned elv_bucket_mask(int dir)
+{
+	return dir == ELV_DIR_READ
+		       ? (1u << ELV_THROTTLE_BPS_TOTAL) | (1u << ELV_THROTTLE_BPS_READ) |
+				 (1u << ELV_THROTTLE_IOPS_TOTAL) | (1u << ELV_THROTTLE_IOPS_READ)
+		       : (1u << ELV_THROTTLE_BPS_TOTAL) | (1u << ELV_THROTTLE_BPS_WRITE) |
+				 (1u << ELV_THROTTLE_IOPS_TOTAL) | (1u << ELV_THROTTLE_IOPS_WRITE);
+}
+
+/* ---- io.max -------------------------------------------------------------------------- */
+
+/* @x rounded up to a multiple of @m (m > 0). */
+static uint64_t elv_roundup(uint64_t x, uint64_t m)
+{
+	return elv_div64(x + m - 1, m) * m;
+}
+
+static uint64_t elv_iomax_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now,
+			       int queued)
+{
+	struct elv_iomax_dir *d = &th->u.d[dir];
+	uint64_t el, sub, el_r, allowed, rem, bw = 0, iw = 0, w;
+	int64_t a;
+
+	if (!d->bps && !d->iops)
+		return 0;
+	if ((elv_time_before(now, d->start) || elv_time_after(now, d->end)) && !queued)
+		elv_iomax_new_slice(d, now, th->slice, 0);
+	else if (elv_time_before(d->end, now + th->slice))
+		d->end = d->start + elv_roundup(now + th->slice - d->start, th->slice);
+	/* Elapsed time in whole ticks, as a kernel counting jiffies sees it. */
+	el = now - d->start;
+	sub = el - elv_div64(el, th->tick) * th->tick;
+	el -= sub;
+	if (d->bps) {
+		el_r = elv_roundup(el ? el : th->slice, th->slice);
+		a = (int64_t)elv_iomax_allowed(d->bps, el_r) + d->carry_bytes;
+		a = (int64_t)(d->bytes_disp + bytes) - a; /* the excess; all terms below 2^62 */
+		if (a > 0) {
+			w = elv_qos_muldiv((uint64_t)a, ELV_NSEC_PER_SEC, d->bps, &rem);
+			w = w > ELV_QOS_HORIZON ? ELV_QOS_HORIZON : w;
+			w -= w - elv_div64(w, th->tick) * th->tick;
+			bw = (w ? w : th->tick) + (el_r - el);
+		}
+	}
+	if (d->iops) {
+		el_r = elv_roundup(el + th->tick, th->slice);
+		allowed = elv_iomax_allowed(d->iops, el_r);
+		a = (int64_t)allowed + d->carry_ios;
+		if (a <= 0 || d->io_disp + 1 > (uint64_t)a)
+			iw = el_r - el;
+	}
+	w = bw > iw ? bw : iw;
+	if (!w)
+		return 0;
+	if (elv_time_before(d->end, now + w))
+		d->end = d->start + elv_roundup(now + w - d->start, th->slice);
+	return w - sub; /* w is at least a tick, sub less than one */
+}
+
+/* After a dispatch: drop the whole slices that have passed, with what they granted. */
+static void elv_iomax_trim(struct elv_iomax_dir *d, uint64_t now, uint64_t slice)
+{
+	uint64_t el, n;
+	int64_t bt, it;
+
+	if (!elv_time_before(now, d->end))
+		return;
+	d->end = d->start + elv_roundup(now + slice - d->start, slice);
+	el = now - d->start;
+	n = elv_div64(el, slice) * slice;
+	if (!n)
+		return;
+	bt = d->bps ? (int64_t)elv_iomax_allowed(d->bps, n) + d->carry_bytes : INT64_MAX;
+	it = d->iops ? (int64_t)elv_iomax_allowed(d->iops, n) + d->carry_ios : INT64_MAX;
+	if (bt <= 0 && it <= 0)
+		return;
+	d->carry_bytes = d->carry_ios = 0;
+	if (bt >= 0)
+		d->bytes_disp = d->bytes_disp >= (uint64_t)bt ? d->bytes_disp - (uint64_t)bt : 0;
+	else
+		d->bytes_disp += (uint64_t)(-bt);
+	if (it >= 0)
+		d->io_disp = d->io_disp >= (uint64_t)it ? d->io_disp - (uint64_t)it : 0;
+	else
+		d->io_disp += (uint64_t)(-it);
+	d->start += n;
+}
+
+/* ---- the meter ----------------------------------------------------------------------- */
+
+uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued)
+{
+	unsigned m;
+	uint64_t w = 0, x;
+	int k;
+
+	if (!th->on)
+		return 0;
+	if (th->mode == ELV_THROTTLE_IOMAX)
+		return elv_iomax_wait(th, dir, bytes, now, queued);
+	m = th->used & elv_bucket_mask(dir);
+	for (k = 0; m; k++, m >>= 1) {
+		if (!(m & 1u))
+			continue;
+		x = elv_bucket_wait(&th->u.b[k], now);
+		if (x > w)
+			w = x;
+	}
+	return w;
+}
+
+void elv_thr_charge(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
+{
+	unsigned m;
+	int k;
+
+	if (!th->on)
+		return;
+	if (th->mode == ELV_THROTTLE_IOMAX) {
+		struct elv_iomax_dir *d = &th->u.d[dir];
+
+		if (!d->bps && !d->iops)
+			return;
+		d->bytes_disp += bytes;
+		d->io_disp++;
+		elv_iomax_trim(d, now, th->slice);
+		return;
+	}
+	m = th->used & elv_bucket_mask(dir);
+	for (k = 0; m; k++, m >>= 1)
+		if (m & 1u)
+			elv_bucket_charge(&th->u.b[k], elv_thr_is_ops(k), bytes, th->op_size, now);
+}
+
+int elv_thr_check(const struct elv_thr *th)
+{
+	int k;
+
+	if (!th->on)
+		return 0;
+	if (th->mode > ELV_THROTTLE_IOMAX || (th->used >> ELV_THROTTLE_NR) || !th->slice ||
+	    !th->tick || th->tick > th->slice)
+		return ELV_EINVAL;
+	if (th->mode == ELV_THROTTLE_IOMAX)
+		return 0;
+	for (k = 0; k < ELV_THROTTLE_NR; k++) {
+		const struct elv_thr_bucket *b = &th->u.b[k];
+
+		if (!(th->used & (1u << k)))
+			continue;
+		if (!b->den || b->frac >= b->den || (b->bden && b->bfrac >= b->bden))
+			return ELV_EINVAL;
+	}
+	return 0;
+}
