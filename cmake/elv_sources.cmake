@@ -15,12 +15,15 @@ set(ELV_CORE_SOURCES
 	lib/core/group.c
 	lib/core/hash.c
 	lib/core/hosted.c
+	lib/core/mclock.c
 	lib/core/merge.c
+	lib/core/qos.c
 	lib/core/queue.c
 	lib/core/rbtree.c
 	lib/core/recommend.c
 	lib/core/seek.c
 	lib/core/stage.c
+	lib/core/throttle.c
 	lib/core/tunables.c
 	lib/core/version.c
 	lib/core/zone.c

@@ -1,0 +1,457 @@
+/*
+ * The QoS stage's leaky-bucket throttle (QEMU's semantics): the fact sheet's vectors A.1.7,
+ * its validation rules, groups sharing one bucket in turns, settings changed at run time, and
+ * held requests through drain, cancel and switch, under several policies, with
+ * elv_queue_check() after every step.
+ */
+#include "support/qos_sim.h"
+#include "qos_internal.h"
+
+static struct qsim S;
+
+static void set_limit(struct elv_throttle_settings *t, int k, uint64_t avg, uint64_t max,
+		      uint32_t len)
+{
+	t->limit[k].avg = avg;
+	t->limit[k].max = max;
+	t->limit[k].max_length = len;
+}
+
+/* One stream with a client, throttled by @t, under policy @p. */
+static void one_stream(const struct elv_policy *p, const struct elv_throttle_settings *t)
+{
+	qs_init(&S, p, NULL);
+	qs_stream(&S, 0, -1, 1);
+	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[0], t, 0), 0);
+	qs_check(&S);
+}
+
+/*
+ * A.1.7 #1: bps-total=1000000, 4096-byte requests all submitted at t=0: 25 pass at once
+ * (the level, 102400, is then above the 100000 allowance), the 26th at 2.4 ms, the 27th at
+ * 6.496 ms, then one every 4.096 ms.
+ */
+static void test_vector_bps_total(void **state)
+{
+	struct elv_throttle_settings t = { 0 };
+	unsigned p, k;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 1000000, 0, 0);
+	for (p = 0; p < QS_NR_POLICIES; p++) {
+		one_stream(qs_policies[p], &t);
+		for (k = 0; k < 40; k++)
+			assert_int_equal(qs_add(&S, 0), 0);
+		qs_run_fast(&S, QS_SEC);
+		assert_int_equal(S.nr_log, 40);
+		for (k = 0; k < 25; k++)
+			assert_int_equal(S.log_time[k], 0);
+		assert_int_equal(S.log_time[25], 2400000);
+		assert_int_equal(S.log_time[26], 6496000);
+		for (k = 27; k < 40; k++)
+			assert_int_equal(S.log_time[k] - S.log_time[k - 1], 4096000);
+		qs_fini(&S);
+	}
+}
+
+/*
+ * A.1.7 #2: iops-total=100, max 2000 for 60 s, continuous demand: about 2000 IOPS until the
+ * 120000-op bucket fills at 1900/s (t = 63.0-63.2 s), then 100 IOPS.
+ */
+static void test_vector_burst(void **state)
+{
+	struct elv_throttle_settings t = { 0 };
+	uint64_t end_burst = 0, last = 0;
+	struct elv_request *rq;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 100, 2000, 60);
+	one_stream(&elv_policy_deadline, &t);
+	S.backlog[0] = 4;
+	qs_refill(&S);
+	/* Follow the dispatches one by one to find where the gaps turn from 0.5 to 10 ms. */
+	while (S.now < 80 * (uint64_t)QS_SEC) {
+		while (elv_dispatch(S.q, S.now, ELV_DISPATCH_FORCE, &rq) == 0) {
+			qs_note(&S, rq);
+			assert_int_equal(elv_complete(S.q, rq, S.now), 0);
+			qs_free(elv_container_of(rq, struct qs_io, rq));
+			qs_check(&S);
+			if (!end_burst && last && S.now - last > 5 * QS_MS)
+				end_burst = last;
+			last = S.now;
+			qs_refill(&S);
+		}
+		S.now = elv_next_event(S.q);
+	}
+	assert_true(end_burst >= 63000 * QS_MS && end_burst <= 63200 * QS_MS);
+	/* 2000 IOPS during the burst: t = 0 .. 63.1 s admits about 126200. */
+	assert_true(S.count[0] >= 125000 && S.count[0] <= 128500);
+	qs_fini(&S);
+}
+
+/* Dispatches of stream 0 in [from, to) with a continuous demand: the meter's rate. */
+static uint64_t rate_between(uint64_t from, uint64_t to)
+{
+	uint64_t c0;
+
+	qs_run_fast(&S, from);
+	c0 = S.count[0];
+	qs_run_fast(&S, to);
+	return S.count[0] - c0;
+}
+
+/* Same vector, steady state: 2000 IOPS in [10 s, 20 s), 100 IOPS in [70 s, 80 s). */
+static void test_vector_burst_rates(void **state)
+{
+	struct elv_throttle_settings t = { 0 };
+	uint64_t n;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 100, 2000, 60);
+	one_stream(&elv_policy_noop, &t);
+	S.backlog[0] = 2;
+	n = rate_between(10 * (uint64_t)QS_SEC, 20 * (uint64_t)QS_SEC);
+	assert_true(n >= 19800 && n <= 20200);
+	n = rate_between(70 * (uint64_t)QS_SEC, 80 * (uint64_t)QS_SEC);
+	assert_true(n >= 990 && n <= 1010);
+	qs_fini(&S);
+}
+
+/*
+ * A.1.7 #3: iops-total=100 with iops-size=4096: an 8 KiB request counts 2 ops, 6 KiB 1.5,
+ * 1 KiB 1 (the bucket's level after one request, in ns at 100 ops/s); 100 s of back-to-back
+ * 8 KiB requests admit about 5000.
+ */
+static void test_vector_iops_size(void **state)
+{
+	static const struct {
+		uint64_t bytes, level_ns;
+	} v[] = { { 8192, 20000000 }, { 6144, 15000000 }, { 1024, 10000000 } };
+	struct elv_throttle_settings t = { 0 };
+	static const uint32_t none[2];
+	struct elv_thr th;
+	unsigned k;
+	uint64_t n;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 100, 0, 0);
+	t.iops_size = 4096;
+	for (k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+		memset(&th, 0, sizeof(th));
+		elv_thr_apply(&th, &t, 1000, none, 100 * QS_MS, QS_MS);
+		assert_int_equal(elv_thr_wait(&th, ELV_DIR_READ, v[k].bytes, 1000, 0), 0);
+		elv_thr_charge(&th, ELV_DIR_READ, v[k].bytes, 1000);
+		assert_int_equal(th.u.b[ELV_THROTTLE_IOPS_TOTAL].tat - 1000, v[k].level_ns);
+		assert_int_equal(elv_thr_check(&th), 0);
+	}
+	one_stream(&elv_policy_cfq, &t);
+	S.bytes_each[0] = 8192;
+	S.backlog[0] = 4;
+	qs_run_fast(&S, 100 * (uint64_t)QS_SEC);
+	n = S.count[0];
+	assert_true(n >= 4995 && n <= 5010);
+	qs_fini(&S);
+}
+
+/* A.1.7 #4: bps-read leaves writes alone; bps-total puts reads and writes in one bucket. */
+static void test_vector_directions(void **state)
+{
+	struct elv_throttle_settings t = { 0 };
+	unsigned p, k;
+
+	(void)state;
+	for (p = 0; p < QS_NR_POLICIES; p++) {
+		memset(&t, 0, sizeof(t));
+		set_limit(&t, ELV_THROTTLE_BPS_READ, 1000000, 0, 0);
+		one_stream(qs_policies[p], &t);
+		for (k = 0; k < 40; k++)
+			assert_int_equal(qs_add_op(&S, 0, ELV_OP_WRITE, 4096), 0);
+		assert_int_equal(qs_flush(&S), 40); /* writes: no cap */
+		for (k = 0; k < 40; k++)
+			assert_int_equal(qs_add_op(&S, 0, ELV_OP_READ, 4096), 0);
+		assert_int_equal(qs_flush(&S), 25); /* reads: 100000 bytes of allowance */
+		qs_fini(&S);
+
+		memset(&t, 0, sizeof(t));
+		set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 1000000, 0, 0);
+		one_stream(qs_policies[p], &t);
+		for (k = 0; k < 20; k++)
+			assert_int_equal(qs_add_op(&S, 0, ELV_OP_WRITE, 4096), 0);
+		for (k = 0; k < 20; k++)
+			assert_int_equal(qs_add_op(&S, 0, ELV_OP_READ, 4096), 0);
+		assert_int_equal(qs_flush(&S), 25); /* 20 writes, 5 reads share the allowance */
+		assert_int_equal(S.waiting[0], 15);
+		qs_fini(&S);
+	}
+}
+
+/* A.1.7 #5: every validation rule of A.1.2 refuses, and the old settings stay. */
+static void test_vector_validation(void **state)
+{
+	struct elv_throttle_settings good = { 0 }, t, got;
+	struct {
+		int k;
+		uint64_t avg, max;
+		uint32_t len, iops_size;
+		int k2;
+		uint64_t avg2, max2;
+		int err;
+	} v[] = {
+		/* total and per-direction of one kind */
+		{ ELV_THROTTLE_BPS_TOTAL, 100, 0, 0, 0, ELV_THROTTLE_BPS_READ, 100, 0, ELV_EINVAL },
+		{ ELV_THROTTLE_IOPS_TOTAL, 100, 0, 0, 0, ELV_THROTTLE_IOPS_WRITE, 100, 0, ELV_EINVAL },
+		{ ELV_THROTTLE_IOPS_TOTAL, 100, 200, 0, 0, ELV_THROTTLE_IOPS_READ, 0, 200,
+		  ELV_EINVAL },
+		/* iops-size without an iops limit */
+		{ ELV_THROTTLE_BPS_TOTAL, 100, 0, 0, 4096, -1, 0, 0, ELV_EINVAL },
+		/* out of [0, 1e15] */
+		{ ELV_THROTTLE_BPS_TOTAL, 1000000000000001ULL, 0, 0, 0, -1, 0, 0, ELV_ERANGE },
+		{ ELV_THROTTLE_IOPS_READ, 100, 1000000000000001ULL, 0, 0, -1, 0, 0, ELV_ERANGE },
+		/* max-length > 1 needs max; max needs avg; max >= avg */
+		{ ELV_THROTTLE_IOPS_TOTAL, 100, 0, 2, 0, -1, 0, 0, ELV_EINVAL },
+		{ ELV_THROTTLE_IOPS_TOTAL, 0, 100, 0, 0, -1, 0, 0, ELV_EINVAL },
+		{ ELV_THROTTLE_IOPS_TOTAL, 100, 50, 0, 0, -1, 0, 0, ELV_EINVAL },
+		{ ELV_THROTTLE_IOPS_TOTAL, 100, 200, ELV_THROTTLE_LENGTH_MAX + 1, 0, -1, 0, 0,
+		  ELV_ERANGE },
+	};
+	unsigned k;
+
+	(void)state;
+	set_limit(&good, ELV_THROTTLE_IOPS_READ, 300, 600, 5);
+	assert_int_equal(elv_throttle_check(&good), 0);
+	one_stream(&elv_policy_deadline, &good);
+	for (k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+		memset(&t, 0, sizeof(t));
+		set_limit(&t, v[k].k, v[k].avg, v[k].max, v[k].len);
+		if (v[k].k2 >= 0)
+			set_limit(&t, v[k].k2, v[k].avg2, v[k].max2, 0);
+		t.iops_size = v[k].iops_size;
+		assert_int_equal(elv_throttle_check(&t), v[k].err);
+		assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[0], &t, 0), v[k].err);
+		assert_int_equal(elv_qos_get_throttle(S.q, &S.cs[0], &got), 0);
+		assert_memory_equal(&got, &good, sizeof(got));
+		qs_check(&S);
+	}
+	/* Reserved fields and an unknown mode. */
+	t = good;
+	t.mode = 7;
+	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[0], &t, 0), ELV_EINVAL);
+	t = good;
+	t.reserved[1] = 1;
+	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[0], &t, 0), ELV_EINVAL);
+	t = good;
+	t.limit[2].reserved = 1;
+	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[0], &t, 0), ELV_EINVAL);
+	/* iops-size times an iops rate past 2^62 */
+	memset(&t, 0, sizeof(t));
+	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 1000000000000000ULL, 0, 0);
+	t.iops_size = 1u << 20;
+	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[0], &t, 0), ELV_ERANGE);
+	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[0], NULL, 0), 0);
+	assert_int_equal(elv_qos_get_throttle(S.q, &S.cs[0], &got), 0);
+	memset(&t, 0, sizeof(t));
+	assert_memory_equal(&got, &t, sizeof(got));
+	qs_fini(&S);
+}
+
+/*
+ * A.1.5: two streams of one group share the group's bucket and take turns; a stream's own
+ * limit applies too.
+ */
+static void test_group_turns(void **state)
+{
+	struct elv_throttle_settings t = { 0 };
+	unsigned p, k;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 100, 0, 0);
+	for (p = 0; p < QS_NR_POLICIES; p++) {
+		qs_init(&S, qs_policies[p], NULL);
+		qs_group(&S, 0);
+		qs_stream(&S, 0, 0, 0);
+		qs_stream(&S, 1, 0, 1);
+		assert_int_equal(elv_qos_set_throttle(S.q, &S.cg[0], &t, 0), 0);
+		S.backlog[0] = S.backlog[1] = 3;
+		qs_run_fast(&S, 10 * (uint64_t)QS_SEC);
+		/* 100 IOPS together (plus the 10-op allowance), half each. */
+		assert_true(S.count[0] + S.count[1] >= 1000 && S.count[0] + S.count[1] <= 1011);
+		assert_true(S.count[0] >= 498 && S.count[0] <= 508);
+		/* Turns alternate once both wait. */
+		for (k = 20; k < 60; k++)
+			assert_int_not_equal(S.log_stream[k], S.log_stream[k + 1]);
+		qs_fini(&S);
+	}
+	/* A stream's own cap below the group's. */
+	qs_init(&S, &elv_policy_deadline, NULL);
+	qs_group(&S, 0);
+	qs_stream(&S, 0, 0, 1);
+	assert_int_equal(elv_qos_set_throttle(S.q, &S.cg[0], &t, 0), 0);
+	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 20, 0, 0);
+	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[0], &t, 0), 0);
+	S.backlog[0] = 3;
+	qs_run_fast(&S, 10 * (uint64_t)QS_SEC);
+	assert_true(S.count[0] >= 200 && S.count[0] <= 203);
+	qs_fini(&S);
+}
+
+/*
+ * Settings changed with requests held: they stay, in order, and go at the new rate; the
+ * buckets start empty (QEMU applies a configuration that way).
+ */
+static void test_runtime_change(void **state)
+{
+	struct elv_throttle_settings t = { 0 };
+	struct elv_qos_client_stats st;
+	unsigned k;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_IOPS_READ, 10, 0, 0);
+	one_stream(&elv_policy_noop, &t);
+	for (k = 0; k < 30; k++)
+		assert_int_equal(qs_add(&S, 0), 0);
+	/* One op is 100 ms of level, the allowance 100 ms: the second still fits (not above). */
+	assert_int_equal(qs_flush(&S), 2);
+	assert_int_equal(elv_next_event(S.q), 0 + 100 * QS_MS);
+	S.now = 50 * QS_MS;
+	set_limit(&t, ELV_THROTTLE_IOPS_READ, 1000, 0, 0);
+	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[0], &t, S.now), 0);
+	qs_check(&S);
+	assert_int_equal(elv_next_event(S.q), S.now); /* judged again at once */
+	/* An empty bucket holds 100 ms worth of 1000 IOPS: all 28 go at once. */
+	assert_int_equal(qs_flush(&S), 28);
+	assert_int_equal(elv_qos_client_stats(S.q, &S.cs[0], &st), 0);
+	assert_int_equal(st.admitted, 30);
+	assert_int_equal(st.throttled, 28);
+	assert_int_equal(st.held_throttle, 0);
+	/* Arrival order kept: noop dispatches in the order the throttle let them go. */
+	for (k = 1; k < S.nr_log; k++)
+		assert_true(S.log_sector[k] > S.log_sector[k - 1]);
+	/* Lower again with requests held: the next waits at the new rate from an empty bucket. */
+	set_limit(&t, ELV_THROTTLE_IOPS_READ, 5, 0, 0);
+	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[0], &t, S.now), 0);
+	for (k = 0; k < 5; k++)
+		assert_int_equal(qs_add(&S, 0), 0);
+	assert_int_equal(qs_flush(&S), 1);
+	assert_int_equal(elv_next_event(S.q), S.now + 100 * QS_MS);
+	qs_fini(&S);
+}
+
+/* Held requests: in the counts, back from drain in order, cancellable, kept over a switch. */
+static void test_held_lifecycle(void **state)
+{
+	struct elv_throttle_settings t = { 0 };
+	struct elv_stats st;
+	struct qs_io *io;
+	unsigned p, k;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 1000000, 0, 0);
+	for (p = 0; p < QS_NR_POLICIES; p++) {
+		one_stream(qs_policies[p], &t);
+		for (k = 0; k < 40; k++)
+			assert_int_equal(qs_add(&S, 0), 0);
+		assert_int_equal(elv_stats(S.q, &st), 0);
+		assert_int_equal(st.queued, 40);
+		assert_int_equal(qs_flush(&S), 25);
+		assert_int_equal(elv_stats(S.q, &st), 0);
+		assert_int_equal(st.queued, 15);
+		/* The stream cannot go while it has held requests; neither can the client. */
+		assert_int_equal(elv_stream_exit(S.q, &S.s[0], S.now), ELV_EBUSY);
+		assert_int_equal(elv_qos_stream_detach(S.q, &S.s[0], S.now), ELV_EBUSY);
+		assert_int_equal(elv_qos_detach(S.q, S.now), ELV_EBUSY);
+		/* Switch: nothing lost, the held ones still wait for their time. */
+		assert_int_equal(elv_switch(S.q, qs_policies[(p + 1) % QS_NR_POLICIES], S.now), 0);
+		qs_check(&S);
+		assert_int_equal(elv_stats(S.q, &st), 0);
+		assert_int_equal(st.queued, 15);
+		assert_int_equal(elv_next_event(S.q), 2400000);
+		/* Cancel the head and one in the middle: the next one takes the head's time. */
+		io = NULL;
+		for (k = 0; k < QS_POOL; k++)
+			if (S.pool[k].used && S.pool[k].rq.ELV_PRIVATE(state) == ELV_RQ_HELD) {
+				io = &S.pool[k];
+				break;
+			}
+		assert_non_null(io);
+		assert_int_equal(elv_cancel(S.q, &io->rq), 0);
+		S.waiting[0]--;
+		qs_free(io);
+		qs_check(&S);
+		assert_int_equal(elv_cancel(S.q, &io->rq), ELV_EINVAL);
+		assert_int_equal(elv_cancel(S.q, &S.pool[30].rq), 0);
+		S.waiting[0]--;
+		qs_free(&S.pool[30]);
+		qs_check(&S);
+		S.now = 2400000;
+		assert_int_equal(qs_flush(&S), 1);
+		/* Drain returns the 12 still held. */
+		S.drained = 0;
+		assert_int_equal(elv_drain(S.q, qs_drain_fn, &S), 12);
+		assert_int_equal(S.drained, 12);
+		qs_check(&S);
+		assert_int_equal(elv_next_event(S.q), ELV_TIME_NEVER);
+		qs_fini(&S);
+	}
+}
+
+/* Attaching and detaching: idle queue only, one stage, clients on registered owners. */
+static void test_attach_rules(void **state)
+{
+	struct elv_qos other;
+	struct elv_qos_settings set = { 0 };
+	struct elv_qos_client spare;
+	struct elv_stream lone;
+
+	(void)state;
+	qs_init(&S, &elv_policy_noop, NULL);
+	assert_int_equal(elv_qos_attach(S.q, &other, NULL, 0), ELV_EBUSY);
+	assert_int_equal(elv_qos_attach(S.q, NULL, NULL, 0), ELV_EINVAL);
+	qs_stream(&S, 0, -1, 1);
+	memset(&lone, 0, sizeof(lone));
+	memset(&spare, 0, sizeof(spare));
+	assert_int_equal(elv_qos_stream_attach(S.q, &lone, &spare, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_stream_attach(S.q, &S.s[0], &spare, 0), ELV_EBUSY);
+	assert_int_equal(elv_qos_stream_detach(S.q, &S.s[0], 0), 0);
+	assert_int_equal(elv_qos_stream_detach(S.q, &S.s[0], 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_stream_attach(S.q, &S.s[0], &S.cs[0], 0), 0);
+	/* Bad stage settings change nothing. */
+	set.depth = 70000;
+	assert_int_equal(elv_qos_set(S.q, &set, 0), ELV_ERANGE);
+	set.depth = 0;
+	set.at_limit = 3;
+	assert_int_equal(elv_qos_set(S.q, &set, 0), ELV_EINVAL);
+	set.at_limit = 0;
+	set.iomax_tick_ns = 200 * QS_MS;
+	assert_int_equal(elv_qos_set(S.q, &set, 0), ELV_ERANGE);
+	assert_int_equal(elv_qos_get(S.q, &set), 0);
+	assert_int_equal(set.depth, 1);
+	assert_int_equal(set.iomax_slice_ns, 100 * QS_MS);
+	assert_int_equal(set.iomax_tick_ns, QS_MS);
+	/* A request on the queue blocks attaching to it. */
+	assert_int_equal(elv_qos_detach(S.q, 0), 0);
+	assert_null(S.s[0].ELV_PRIVATE(qos));
+	assert_int_equal(elv_qos_set(S.q, &set, 0), ELV_EINVAL);
+	assert_int_equal(qs_add(&S, 0), 0);
+	assert_int_equal(elv_qos_attach(S.q, &S.qos, NULL, 0), ELV_EBUSY);
+	assert_int_equal(qs_flush(&S), 1);
+	assert_int_equal(elv_qos_attach(S.q, &S.qos, NULL, 0), 0);
+	qs_fini(&S);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vector_bps_total),
+		cmocka_unit_test(test_vector_burst),
+		cmocka_unit_test(test_vector_burst_rates),
+		cmocka_unit_test(test_vector_iops_size),
+		cmocka_unit_test(test_vector_directions),
+		cmocka_unit_test(test_vector_validation),
+		cmocka_unit_test(test_group_turns),
+		cmocka_unit_test(test_runtime_change),
+		cmocka_unit_test(test_held_lifecycle),
+		cmocka_unit_test(test_attach_rules),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
