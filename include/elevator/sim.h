@@ -288,6 +288,13 @@ struct elv_sim_zone_info {
 	uint8_t pad[7];    /**< Zero. */
 };
 
+/**
+ * @brief The zone geometry a host gives elv_zone_attach() for a finished zoned parameter
+ *        set (elv_sim_dev_traits() reports the device as zoned).
+ * @retval 0 filled; ELV_EINVAL NULL argument, or the set enforces no zone rules.
+ */
+ELV_API int elv_sim_dev_zone_geometry(const struct elv_sim_dev_params *p,
+				      struct elv_zone_geometry *g);
 /** @brief Write zones of a device (0 when it enforces no zone rules). */
 ELV_API uint32_t elv_sim_dev_nr_zones(const struct elv_sim_dev *d);
 /**

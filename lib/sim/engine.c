@@ -50,6 +50,10 @@ struct eng {
 	struct elv__vec rlat, wlat;
 	uint64_t rbytes, wbytes, requests;
 	uint64_t failed;        /* requests completed with an error */
+	int zone_on;            /* the zone stage is attached */
+	void *zmem;             /* its memory */
+	uint8_t *zresync;       /* per zone: tell the stage the device's write pointer */
+	struct srq *zfailed;    /* requests it refused or gave back, to account as failed */
 	uint64_t last_timer;
 	uint32_t timer_repeat;
 	uint64_t same_time;     /* steps in a row without the clock moving */
@@ -238,9 +242,14 @@ static int issue(struct eng *e, struct elv__stream *s, const struct elv__desc *d
 	/* Buffered writes reach the queue from the writeback thread, not the process. */
 	r->rq.stream = s->has_wb && d->op == ELV_OP_WRITE ? &s->es_wb : &s->es;
 	ret = elv_add(e->q, &r->rq, e->now);
-	if (ret < 0) {
+	/* The zone stage refuses what a zoned device would fail: the write fails at once. */
+	if (ret < 0 && !(e->zone_on && ret != ELV_ENOMEM && ret != ELV_EBUSY)) {
 		rq_free(e, r);
 		return ret;
+	}
+	if (ret < 0) {
+		r->next_free = e->zfailed;
+		e->zfailed = r;
 	}
 	s->issued++;
 	s->inflight++;
@@ -319,6 +328,80 @@ static void account(struct eng *e, struct srq *r)
 
 static void kick(struct eng *e);
 
+/* ---- the zone stage ----------------------------------------------------------------------- */
+
+/* The stage gave a request back unserved (behind a failed write, off the write pointer). */
+static void on_zone_fail(void *ctx, struct elv_request *rq, int err)
+{
+	struct eng *e = ctx;
+	struct srq *r = elv_container_of(rq, struct srq, rq);
+
+	(void)err;
+	r->next_free = e->zfailed;
+	e->zfailed = r;
+}
+
+/* Account the requests the stage refused or gave back as failed, and let their streams go
+ * on; 1 when there were any. */
+static int zone_settle(struct eng *e)
+{
+	struct srq *list = e->zfailed, *r;
+
+	if (!list)
+		return 0;
+	e->zfailed = NULL;
+	while ((r = list) != NULL) {
+		struct elv__stream *s = r->st;
+
+		list = r->next_free;
+		if (!e->draining)
+			e->failed++;
+		account(e, r);
+		rq_free(e, r);
+		stream_run(e, s);
+		stream_done_check(e, s);
+	}
+	return 1;
+}
+
+/* After failed writes: report the device's write pointers to the stage (as a host reads
+ * them with a zone report), once the zone has nothing held or in flight. */
+static void zone_resync(struct eng *e)
+{
+	static const uint8_t cond[] = { ELV_ZONE_EMPTY, ELV_ZONE_OPEN, ELV_ZONE_CLOSED,
+					ELV_ZONE_FULL, ELV_ZONE_NOT_WP };
+	uint32_t z, n = elv_sim_dev_nr_zones(e->dev);
+	struct elv_sim_zone_info zi;
+
+	for (z = 0; e->zresync && z < n; z++) {
+		if (!e->zresync[z] || elv_sim_dev_zone_report(e->dev, z, &zi))
+			continue;
+		if (elv_zone_report(e->q, z, cond[zi.cond], (uint32_t)zi.wp) != ELV_EBUSY)
+			e->zresync[z] = 0;
+	}
+}
+
+static int zone_setup(struct eng *e)
+{
+	struct elv_zone_geometry g;
+	size_t len;
+	int r;
+
+	if (e->cfg->no_zone_stage ||
+	    elv_sim_dev_zone_geometry(elv_sim_dev_params(e->dev), &g) != 0)
+		return 0;
+	len = elv_zone_size(&g);
+	e->zmem = len ? malloc(len) : NULL;
+	e->zresync = calloc(elv_sim_dev_nr_zones(e->dev), 1);
+	if (!e->zmem || !e->zresync)
+		return ELV_ENOMEM;
+	r = elv_zone_attach(e->q, &g, e->zmem, len, on_zone_fail, e);
+	if (r)
+		return r;
+	e->zone_on = 1;
+	return 0;
+}
+
 static void complete(struct eng *e, struct elv_sim_io *io)
 {
 	struct srq *r = io->ctx, *x, *next;
@@ -326,10 +409,16 @@ static void complete(struct eng *e, struct elv_sim_io *io)
 
 	if (e->cfg->trace)
 		e->cfg->trace(e->cfg->trace_ctx, 'C', e->now, io);
-	if (elv_complete(e->q, &r->rq, e->now)) {
+	/* A command the device failed completes with an error: the zone stage then fails
+	 * the writes it holds for the zone, whose write pointer is reported to it again. */
+	if (elv_complete_status(e->q, &r->rq, io->status ? ELV_EIO : 0, e->now)) {
 		e->err = ELV_EINVAL;
 		return;
 	}
+	if (io->status && e->zresync && io->sector < elv_sim_dev_params(e->dev)->capacity)
+		e->zresync[io->sector / elv_sim_dev_params(e->dev)->zone.zone_sectors] = 1;
+	if (e->zresync)
+		zone_resync(e);
 	for (x = r; x; x = next) {
 		next = x->chain;
 		/* The device failed the command (a zoned device's rule): every request in it. */
@@ -359,7 +448,17 @@ static void complete(struct eng *e, struct elv_sim_io *io)
 }
 
 /* Dispatch while the device has room. */
+static void kick_once(struct eng *e);
+
 static void kick(struct eng *e)
+{
+	/* Requests the zone stage failed let their streams issue more: dispatch those too. */
+	do
+		kick_once(e);
+	while (zone_settle(e) && !e->err);
+}
+
+static void kick_once(struct eng *e)
 {
 	while (!e->err && !e->refused && elv_sim_dev_slots(e->dev)) {
 		struct elv_request *rq;
@@ -500,6 +599,7 @@ static void collect(struct eng *e, struct elv_sim_result *res)
 	res->makespan_s = span;
 	res->requests = e->requests;
 	res->failed = e->failed;
+	res->zone_stage = (uint8_t)e->zone_on;
 	res->dispatched = e->dispatches;
 	elv_sim_dev_get_stats(e->dev, &res->dev);
 	if (res->dev.media_accesses) {
@@ -646,6 +746,9 @@ static int setup(struct eng *e)
 		if (r)
 			return r;
 	}
+	r = zone_setup(e);
+	if (r)
+		return r;
 	for (i = 0; i < c->nr_groups; i++) {
 		e->grp[i].weight = c->group_weight[i];
 		r = elv_group_init(e->q, &e->grp[i], 0);
@@ -810,6 +913,8 @@ static void teardown(struct eng *e)
 		elv__gen_exit(&e->s[i]);
 	free(e->s);
 	elv_sim_dev_destroy(e->dev);
+	free(e->zmem);
+	free(e->zresync);
 	free(e->heap);
 	for (b = 0; b < e->nblocks; b++)
 		free(e->blocks[b]);

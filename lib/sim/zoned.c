@@ -41,6 +41,10 @@ int elv__zoned_finish(struct elv_sim_dev_params *p)
 		/* Zone geometry on a device that cannot enforce it would be silently ignored. */
 		return z->zone_sectors && p->zoned ? ELV_EINVAL : 0;
 	}
+	/* What the zone stage accepts: a power of two of 8 sectors or more, below 2^32. */
+	if (z->zone_sectors < 8 || z->zone_sectors > UINT32_MAX ||
+	    (z->zone_sectors & (z->zone_sectors - 1)))
+		return ELV_EINVAL;
 	if (!z->zone_capacity)
 		z->zone_capacity = z->zone_sectors;
 	if (z->zone_capacity > z->zone_sectors || z->ordered > 1)
@@ -83,6 +87,23 @@ void elv__zoned_exit(struct elv_sim_dev *d)
 	free(d->wz);
 	d->wz = NULL;
 	d->nr_wz = 0;
+}
+
+int elv_sim_dev_zone_geometry(const struct elv_sim_dev_params *p, struct elv_zone_geometry *g)
+{
+	if (!p || !g || !elv__zoned_on(p) || !p->zone.zone_sectors ||
+	    p->capacity % p->zone.zone_sectors)
+		return ELV_EINVAL;
+	memset(g, 0, sizeof(*g));
+	g->nr_sectors = p->capacity;
+	g->zone_sectors = (uint32_t)p->zone.zone_sectors;
+	g->zone_capacity = (uint32_t)(p->zone.zone_capacity ? p->zone.zone_capacity :
+				      p->zone.zone_sectors);
+	g->nr_conv = p->zone.nr_conv;
+	g->max_open = p->zone.max_open;
+	g->max_active = p->zone.max_active;
+	g->ordered = p->zone.ordered;
+	return 0;
 }
 
 uint32_t elv_sim_dev_nr_zones(const struct elv_sim_dev *d)

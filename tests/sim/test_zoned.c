@@ -1,8 +1,8 @@
 /*
  * Zoned device models (lib/sim/zoned.c): the zone rules of the smr and zns presets (writes
  * at the write pointer only, full zones, zone capacity, boundaries, conventional zones, the
- * open and active limits, the zone commands), the geometry checks, and the zoned-writers
- * scenario with and without the zone write plugging stage.
+ * open and active limits, device order), the geometry checks, and the zoned-writers scenario
+ * with and without the zone write plugging stage.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -270,6 +270,83 @@ static void test_order(void **state)
 	}
 }
 
+/* zoned-writers under the policies @pol[0..n) on @preset, with or without the stage. */
+static void zoned_writers(const char *preset, const struct elv_policy *const *pol, unsigned n,
+			  int no_stage, struct elv_sim_report *rep)
+{
+	struct elv_sim_dev_params dev;
+	struct elv_sim_scn_opts o;
+	int si = elv_sim_scenario_find("zoned-writers");
+
+	assert_true(si >= 0);
+	assert_int_equal(elv_sim_preset(preset, &dev), 0);
+	assert_true(elv_sim_scenario_fits((unsigned)si, &dev));
+	memset(&o, 0, sizeof(o));
+	o.dev = &dev;
+	o.seed = 1;
+	o.scale = 0.25;
+	o.no_zone_stage = (uint8_t)no_stage;
+	assert_int_equal(elv_sim_scenario_run((unsigned)si, pol, n, &o, rep), 0);
+	assert_int_equal(rep->nr, n);
+}
+
+/* Without the stage a sorting policy on a device that reorders breaks the write pointer. */
+static void test_scenario_without_stage(void **state)
+{
+	const struct elv_policy *pol[1];
+	struct elv_sim_report rep;
+	const char *dev[2] = { "smr", "zns" };
+	unsigned d;
+
+	(void)state;
+	pol[0] = elv_policy_find("deadline");
+	assert_non_null(pol[0]);
+	for (d = 0; d < 2; d++) {
+		const struct elv_sim_result *r;
+
+		zoned_writers(dev[d], pol, 1, 1, &rep);
+		r = &rep.res[0].run;
+		assert_int_equal(r->zone_stage, 0);
+		assert_true(r->dev.zone_wp_errors > 0);
+		assert_true(r->failed >= r->dev.zone_wp_errors);
+		assert_true(rep.res[0].primary > 0);
+		elv_sim_report_free(&rep);
+	}
+}
+
+/* With the stage: no failed write under any policy of the registry, on either device. */
+static void test_scenario_with_stage(void **state)
+{
+	const struct elv_policy *pol[64];
+	struct elv_sim_report rep;
+	const char *dev[2] = { "smr", "zns" };
+	unsigned n = 0, d, k;
+
+	(void)state;
+	while (n < 64 && elv_policy_at(n))
+		n++, pol[n - 1] = elv_policy_at(n - 1);
+	assert_true(n >= 5);
+	for (d = 0; d < 2; d++) {
+		zoned_writers(dev[d], pol, n, 0, &rep);
+		for (k = 0; k < n; k++) {
+			const struct elv_sim_result *r = &rep.res[k].run;
+
+			print_message("%s %-12s wp errors %llu, failed %llu, %.3f s\n", dev[d],
+				      r->policy, (unsigned long long)r->dev.zone_wp_errors,
+				      (unsigned long long)r->failed, r->makespan_s);
+			assert_int_equal(r->error, 0);
+			assert_int_equal(r->truncated, 0);
+			assert_int_equal(r->zone_stage, 1);
+			assert_int_equal(r->dev.zone_wp_errors, 0);
+			assert_int_equal(r->dev.zone_full_errors + r->dev.zone_other_errors, 0);
+			assert_int_equal(r->failed, 0);
+			/* Four writers of 8 MiB in 32 KiB requests: everything written. */
+			assert_true(r->requests >= 4 * 256);
+		}
+		elv_sim_report_free(&rep);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +357,8 @@ int main(void)
 		cmocka_unit_test(test_conventional),
 		cmocka_unit_test(test_open_active),
 		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_scenario_without_stage),
+		cmocka_unit_test(test_scenario_with_stage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
