@@ -20,6 +20,10 @@
 int elv__zone_cmd(uint8_t op)
 {
 	switch (op) {
+	case ELV_OP_ZONE_RESET:
+		return ELV__ZCMD_RESET;
+	case ELV_OP_ZONE_FINISH:
+		return ELV__ZCMD_FINISH;
 	default:
 		return ELV__ZCMD_NONE;
 	}

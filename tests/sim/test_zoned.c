@@ -183,6 +183,57 @@ static void test_full_zone(void **state)
 	elv_sim_dev_destroy(d);
 }
 
+/* Reset takes the write pointer back (on ZNS at the cost of the erases); finish fills the
+ * zone; neither applies to a conventional zone or anywhere but a zone start. */
+static void test_reset_finish(void **state)
+{
+	struct elv_sim_dev *d = make("zns", NULL, NULL);
+	const struct elv_sim_dev_params *p = elv_sim_dev_params(d);
+	uint64_t zs = p->zone.zone_sectors, now = 0, t0;
+	struct elv_sim_dev_stats st;
+	unsigned k;
+
+	(void)state;
+	/* 4 MiB written: 16 erase blocks of 256 KiB, erased 8 at a time. */
+	for (k = 0; k < 32; k++)
+		assert_int_equal(run1(d, &now, ELV_OP_WRITE, zs + 256u * k, 256), 0);
+	assert_int_equal(zone(d, 1).wp, 8192);
+	t0 = now;
+	assert_int_equal(run1(d, &now, ELV_OP_ZONE_RESET, zs, (uint32_t)zs), 0);
+	assert_int_equal(now - t0, 20000 + 2 * 1500000);
+	assert_int_equal(zone(d, 1).wp, 0);
+	assert_int_equal(zone(d, 1).cond, ELV_SIM_ZONE_EMPTY);
+	/* Nothing lost: the zone takes writes from its start again. */
+	assert_int_equal(run1(d, &now, ELV_OP_WRITE, zs + 256, 8), ELV_SIM_IO_WP);
+	assert_int_equal(run1(d, &now, ELV_OP_WRITE, zs, 8), 0);
+	assert_int_equal(run1(d, &now, ELV_OP_ZONE_FINISH, zs, (uint32_t)zs), 0);
+	assert_int_equal(zone(d, 1).cond, ELV_SIM_ZONE_FULL);
+	assert_int_equal(zone(d, 1).wp, p->zone.zone_capacity);
+	assert_int_equal(run1(d, &now, ELV_OP_WRITE, zs + 8, 8), ELV_SIM_IO_FULL);
+	/* An empty zone finishes too, and a full one resets. */
+	assert_int_equal(run1(d, &now, ELV_OP_ZONE_FINISH, 2 * zs, (uint32_t)zs), 0);
+	assert_int_equal(zone(d, 2).cond, ELV_SIM_ZONE_FULL);
+	assert_int_equal(run1(d, &now, ELV_OP_ZONE_RESET, 2 * zs, (uint32_t)zs), 0);
+	assert_int_equal(zone(d, 2).cond, ELV_SIM_ZONE_EMPTY);
+	assert_int_equal(run1(d, &now, ELV_OP_ZONE_RESET, zs + 8, 8), ELV_SIM_IO_ZONE_OP);
+	elv_sim_dev_get_stats(d, &st);
+	assert_int_equal(st.zone_resets, 2);
+	assert_int_equal(st.zone_finishes, 2);
+	assert_int_equal(st.zone_other_errors, 1);
+	elv_sim_dev_destroy(d);
+
+	d = make("smr", NULL, NULL);
+	zs = elv_sim_dev_params(d)->zone.zone_sectors;
+	assert_int_equal(run1(d, &now, ELV_OP_ZONE_RESET, 0, (uint32_t)zs), ELV_SIM_IO_ZONE_OP);
+	assert_int_equal(run1(d, &now, ELV_OP_WRITE, 4 * zs, 8), 0);
+	t0 = now;
+	assert_int_equal(run1(d, &now, ELV_OP_ZONE_RESET, 4 * zs, (uint32_t)zs), 0);
+	/* A disk keeps the write pointer in its metadata: the command overhead only. */
+	assert_int_equal(now - t0, 15000);
+	assert_int_equal(zone(d, 4).wp, 0);
+	elv_sim_dev_destroy(d);
+}
+
 /* Conventional zones take writes anywhere, but not into the first sequential zone. */
 static void test_conventional(void **state)
 {
@@ -355,6 +406,7 @@ int main(void)
 		cmocka_unit_test(test_write_pointer),
 		cmocka_unit_test(test_full_zone),
 		cmocka_unit_test(test_conventional),
+		cmocka_unit_test(test_reset_finish),
 		cmocka_unit_test(test_open_active),
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_scenario_without_stage),
