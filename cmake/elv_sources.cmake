@@ -32,6 +32,7 @@ set(ELV_CORE_SOURCES
 # Built-in policies, one file each. Same rules as the core.
 set(ELV_POLICY_SOURCES
 	lib/policies/anticipatory.c
+	lib/policies/bfq.c
 	lib/policies/cfq.c
 	lib/policies/classic.c
 	lib/policies/deadline.c

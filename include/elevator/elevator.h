@@ -110,7 +110,7 @@ extern "C" {
 /** @} */
 
 /** @brief Size of a stream's policy-private area in 64-bit words (fixed: part of the ABI). */
-#define ELV_STREAM_PRIV_WORDS 40
+#define ELV_STREAM_PRIV_WORDS 96
 
 /** @brief Size of a group's policy-private area in 64-bit words (fixed: part of the ABI). */
 #define ELV_GROUP_PRIV_WORDS 48
@@ -463,6 +463,7 @@ ELV_API extern const struct elv_policy elv_policy_deadline;     /**< Deadline wi
 ELV_API extern const struct elv_policy elv_policy_anticipatory; /**< Anticipatory. */
 ELV_API extern const struct elv_policy elv_policy_cfq;          /**< Completely fair queueing. */
 ELV_API extern const struct elv_policy elv_policy_kyber; /**< Token depths from latency targets. */
+ELV_API extern const struct elv_policy elv_policy_bfq;   /**< Budget fair queueing, weights. */
 ELV_API extern const struct elv_policy elv_policy_fcfs;  /**< Classic: first come, first served. */
 ELV_API extern const struct elv_policy elv_policy_sstf;  /**< Classic: shortest seek first. */
 ELV_API extern const struct elv_policy elv_policy_scan;  /**< Classic: SCAN (edge to edge). */

@@ -9,6 +9,7 @@ static const struct elv_policy *const elv_builtin[] = {
 	&elv_policy_anticipatory,
 	&elv_policy_cfq,
 	&elv_policy_kyber,
+	&elv_policy_bfq,
 	/* classic algorithms */
 	&elv_policy_fcfs,
 	&elv_policy_sstf,
