@@ -1681,7 +1681,6 @@ static void bfq_handle_burst(struct bfq_data *bd, struct bfq_queue *bfqq, uint64
 			oq->flags &= ~BFQQ_IN_BURST_LIST;
 			oq->flags |= BFQQ_LARGE_BURST;
 		}
-		bd->burst_size = 0;
 	} else {
 		elv_list_add_tail(&bd->burst_list, &x->burst_link);
 		bfqq->flags |= BFQQ_IN_BURST_LIST;
