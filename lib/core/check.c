@@ -72,7 +72,7 @@ int elv_queue_check(const struct elv_queue *q)
 	if (!q || !q->policy || q->gate == ELV_GATE_EXITED)
 		return ELV_EINVAL;
 	/* Inside a callback the queue may be between two steps of one call. */
-	if (q->gate != ELV_GATE_OPEN)
+	if (q->gate > ELV_GATE_STAGED)
 		return ELV_EBUSY;
 	/* Time never runs back: an idle period cannot have begun after the latest time seen. */
 	if (q->idling && (!q->clock_set || elv_time_after(q->idle_since, q->now)))
@@ -81,7 +81,7 @@ int elv_queue_check(const struct elv_queue *q)
 		return ELV_EINVAL;
 	if (elv_check_held(q) || elv_check_hash(q) || elv_check_streams(q) || elv_groups_check(q))
 		return ELV_EINVAL;
-	if (q->stages && elv_stages_check(q))
+	if ((q->gate == ELV_GATE_STAGED) != (q->stages != 0) || (q->stages && elv_stages_check(q)))
 		return ELV_EINVAL;
 #if !defined(ELV_NO_STATS)
 	if (q->stats.completed + q->nr_in_flight != q->stats.dispatched[0] +

@@ -108,10 +108,15 @@ void elv_groups_start(struct elv_queue *q, uint64_t now);
 void elv_group_stream_gone(struct elv_stream *s);
 int elv_groups_check(const struct elv_queue *q);
 
-/* Queue gate: open, inside a host callback (changes refused), or torn down (all refused). */
+/*
+ * Queue gate: open; open with admission stages attached (the entry points test the gate
+ * anyway, so stages cost a queue without them nothing: one with them takes the slow path);
+ * inside a host callback (changes refused); or torn down (all refused).
+ */
 #define ELV_GATE_OPEN 0u
-#define ELV_GATE_CALLBACK 1u
-#define ELV_GATE_EXITED 2u
+#define ELV_GATE_STAGED 1u
+#define ELV_GATE_CALLBACK 2u
+#define ELV_GATE_EXITED 3u
 
 /* hash.c; the per-request operations are inline because every add and dispatch uses them. */
 void elv_hash_init(struct elv_hash *h, struct elv_request **buckets, uint8_t *starts,
@@ -240,7 +245,7 @@ static inline int elv_gate_err(const struct elv_queue *q)
 {
 	if (!q || q->gate == ELV_GATE_EXITED)
 		return ELV_EINVAL;
-	return q->gate != ELV_GATE_OPEN ? ELV_EBUSY : 0;
+	return q->gate > ELV_GATE_STAGED ? ELV_EBUSY : 0;
 }
 
 /* Bracket a call into the host (merge, allow_merge, trace, drain fn): calls back are refused. */

@@ -138,13 +138,16 @@ int elv_merge_back_from(struct elv_queue *q, struct elv_request *c, struct elv_r
 	return 1;
 }
 
-/* A stage releasing @rq joins it onto the end of the queued @c alone, if the rules allow. */
+/*
+ * A stage releasing @rq joins it onto the end of the queued @c alone, if the rules allow. No
+ * neighbour is looked for: the stage merges at a zone's write pointer, past which nothing
+ * is queued (and a second caller would stop elv_merge_neighbour() being inlined).
+ */
 int elv_merge_back_into(struct elv_queue *q, struct elv_request *c, struct elv_request *rq)
 {
 	if (c == rq || !elv_can_merge(q, c, rq, ELV_MERGE_BACK))
 		return 0;
 	elv_join(q, c, rq, ELV_MERGE_BACK);
-	elv_merge_neighbour(q, c, ELV_MERGE_BACK);
 	return 1;
 }
 

@@ -562,12 +562,29 @@ static ELV_COLD int elv_add_staged(struct elv_queue *q, struct elv_request *rq, 
 	return r == ELV_STAGE_HELD ? 0 : elv_stage_enqueue(q, rq, now);
 }
 
+/* elv_add() past the gate's test: a bad argument, a closed gate, or stages attached. */
+static ELV_COLD int elv_add_slow(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	int err = rq ? elv_gate_err(q) : ELV_EINVAL;
+
+	if (err)
+		return err;
+	err = elv_add_check(q, rq);
+	if (err)
+		return err;
+#if defined(ELV_NO_BARRIER)
+	if (rq->flags & ELV_RQ_BARRIER)
+		return ELV_ENOSYS;
+#endif
+	return elv_add_staged(q, rq, now);
+}
+
 int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	int err;
 
 	if (ELV_UNLIKELY(!q || !rq || q->gate != ELV_GATE_OPEN))
-		return rq ? elv_gate_err(q) : ELV_EINVAL;
+		return elv_add_slow(q, rq, now);
 	if (ELV_UNLIKELY(elv_add_suspect(q, rq))) {
 		err = elv_add_check(q, rq);
 		if (err)
@@ -577,8 +594,6 @@ int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	if (rq->flags & ELV_RQ_BARRIER)
 		return ELV_ENOSYS;
 #endif
-	if (ELV_UNLIKELY(q->stages))
-		return elv_add_staged(q, rq, now);
 	now = elv_clock(q, now);
 	rq->time = now;
 	rq->seq = q->seq++;
@@ -692,14 +707,23 @@ static ELV_COLD int elv_dispatch_staged(struct elv_queue *q, uint64_t now, unsig
 	return 0;
 }
 
+/* elv_dispatch() past the gate's test: a bad argument, a closed gate, or stages attached. */
+static ELV_COLD int elv_dispatch_slow(struct elv_queue *q, uint64_t now, unsigned flags,
+				      struct elv_request **out)
+{
+	int err = out && !(flags & ~(unsigned)ELV_DISPATCH_FORCE) ? elv_gate_err(q) : ELV_EINVAL;
+
+	if (err)
+		return err;
+	return elv_dispatch_staged(q, elv_clock(q, now), flags, out);
+}
+
 int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out)
 {
 	if (ELV_UNLIKELY(!q || !out || (flags & ~(unsigned)ELV_DISPATCH_FORCE) ||
 			 q->gate != ELV_GATE_OPEN))
-		return out && !(flags & ~(unsigned)ELV_DISPATCH_FORCE) ? elv_gate_err(q) : ELV_EINVAL;
+		return elv_dispatch_slow(q, now, flags, out);
 	now = elv_clock(q, now); /* requests released from behind a barrier are added at it */
-	if (ELV_UNLIKELY(q->stages))
-		return elv_dispatch_staged(q, now, flags, out);
 	return elv_dispatch_out(q, elv_pick(q, now, flags), now, out);
 }
 
@@ -723,8 +747,12 @@ uint64_t elv_next_event(const struct elv_queue *q)
 static ELV_SPEED_INLINE int elv_back_from_device(struct elv_queue *q, struct elv_request *rq,
 						 uint64_t *now)
 {
-	if (ELV_UNLIKELY(!q || q->gate != ELV_GATE_OPEN))
-		return elv_gate_err(q);
+	if (ELV_UNLIKELY(!q || q->gate != ELV_GATE_OPEN)) {
+		int err = elv_gate_err(q); /* 0 with stages attached */
+
+		if (err)
+			return err;
+	}
 	if (ELV_UNLIKELY(!rq || rq->state != ELV_RQ_DISPATCHED || rq->hlink.owner != q))
 		return ELV_EINVAL;
 	*now = elv_clock(q, *now);
@@ -765,14 +793,12 @@ int elv_complete_status(struct elv_queue *q, struct elv_request *rq, int status,
 
 int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
-	int err = elv_back_from_device(q, rq, &now);
-
-	if (err)
-		return err;
-	if (ELV_UNLIKELY(q->stages)) {
-		elv_complete_slow(q, rq, 0, now);
-		return 0;
-	}
+	if (ELV_UNLIKELY(!q || q->gate != ELV_GATE_OPEN)) /* closed, or stages attached */
+		return elv_complete_status(q, rq, 0, now);
+	if (ELV_UNLIKELY(!rq || rq->state != ELV_RQ_DISPATCHED || rq->hlink.owner != q))
+		return ELV_EINVAL;
+	now = elv_clock(q, now);
+	q->nr_in_flight--;
 	ELV_STAT_ADD(q, completed, 1);
 	if (q->complete)
 		q->complete(q, rq, now);

@@ -10,8 +10,10 @@
  *   ops, data) from the stage's public attach call; @data is the stage's state in memory the
  *   host gave it (no malloc). Attaching needs an idle queue (nothing queued, held or in
  *   flight), so every request a stage is told about went through it; detaching needs the
- *   stage to hold nothing. A queue with no stage attached tests q->stages once in
- *   elv_add(), elv_dispatch() and elv_complete() and otherwise runs exactly as before.
+ *   stage to hold nothing. Attaching sets the queue's gate to ELV_GATE_STAGED: elv_add(),
+ *   elv_dispatch() and elv_complete() test the gate anyway (callbacks, torn-down queues),
+ *   so they find the staged paths through that test, and a queue without stages runs the
+ *   same instructions as before stages existed.
  *
  * The hooks, and when the core calls them
  *   validate(q, rq)       elv_add(), every attached stage, before any admit(): a stage that
@@ -79,6 +81,7 @@ int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_
 	q->stage[slot].data = data;
 	q->stage[slot].nr_held = 0;
 	q->stages |= (uint8_t)(1u << slot);
+	q->gate = ELV_GATE_STAGED; /* the entry points now take their staged paths */
 	elv_merge_veto_update(q);
 	return 0;
 }
@@ -96,6 +99,8 @@ int elv_stage_detach(struct elv_queue *q, unsigned slot)
 	q->stage[slot].ops = NULL;
 	q->stage[slot].data = NULL;
 	q->stages &= (uint8_t)~(1u << slot);
+	if (!q->stages)
+		q->gate = ELV_GATE_OPEN;
 	elv_merge_veto_update(q);
 	return 0;
 }
@@ -129,7 +134,7 @@ void elv_stage_fail(struct elv_queue *q, unsigned slot, struct elv_request *rq, 
 int elv_stage_merge(struct elv_queue *q, unsigned slot, struct elv_request *c,
 		    struct elv_request *rq)
 {
-	if (c->state != ELV_RQ_QUEUED || !elv_merge_back_into(q, c, rq))
+	if (q->cfg.no_merges || c->state != ELV_RQ_QUEUED || !elv_merge_back_into(q, c, rq))
 		return 0;
 	q->stage[slot].nr_held--;
 	q->nr_staged--;
