@@ -492,6 +492,25 @@ static void zone_take_all(struct elv_queue *q, struct elv_list *list)
 	}
 }
 
+/* A cancelled append joined the run of regular writes after it to the one before: move each
+ * of them back to its place in LBA order. */
+static void zone_resort(struct elv_zst *z, struct elv_list *l)
+{
+	while (l != &z->held && !is_append(elv_list_rq(l))) {
+		struct elv_list *next = l->next, *pos = l->prev;
+		const struct elv_request *rq = elv_list_rq(l);
+
+		while (pos != &z->held && !is_append(elv_list_rq(pos)) &&
+		       elv_list_rq(pos)->sector > rq->sector)
+			pos = pos->prev;
+		if (pos != l->prev) {
+			elv_list_del(l);
+			elv_list_insert(l, pos, pos->next);
+		}
+		l = next;
+	}
+}
+
 static int zone_cancel(struct elv_queue *q, struct elv_request *rq)
 {
 	struct elv_zstage *st = zs(q);
@@ -501,10 +520,14 @@ static int zone_cancel(struct elv_queue *q, struct elv_request *rq)
 	if (n == UINT32_MAX)
 		return ELV_ENOENT;
 	for (l = st->zones[n].held.next; l != &st->zones[n].held; l = l->next) {
+		struct elv_list *next = l->next;
+
 		if (l != &rq->fifo)
 			continue;
 		elv_list_del(l);
 		st->zones[n].nr_held--;
+		if (is_append(rq))
+			zone_resort(&st->zones[n], next);
 		zone_settle(&st->zones[n]);
 		zone_update(st, n);
 		if (st->zones[n].nr_held)
@@ -531,14 +554,14 @@ static int zone_allow_merge(const struct elv_queue *q, const struct elv_request 
 	return 1;
 }
 
-/* One zone's held list: in the zone, held by @q, LBA order before any append. */
+/* One zone's held list: in the zone, held by @q, regular writes in LBA order between
+ * appends. */
 static int zone_check_held(const struct elv_queue *q, const struct elv_zstage *st, uint32_t n)
 {
 	const struct elv_zst *z = &st->zones[n];
 	const struct elv_list *l;
 	uint32_t count = 0;
 	uint64_t prev = 0;
-	int seen_append = 0;
 
 	for (l = z->held.next; l != &z->held; l = l->next) {
 		const struct elv_request *rq = elv_list_rq(l);
@@ -547,9 +570,9 @@ static int zone_check_held(const struct elv_queue *q, const struct elv_zstage *s
 		    zone_of_passed(st, rq) != n || is_mgmt(rq))
 			return ELV_EINVAL;
 		if (is_append(rq)) {
-			seen_append = 1;
+			prev = 0; /* regular writes after an append are sorted among themselves */
 		} else {
-			if (seen_append || rq->sector < prev)
+			if (rq->sector < prev)
 				return ELV_EINVAL;
 			prev = rq->sector;
 		}
