@@ -55,4 +55,6 @@ python3 "$root/tools/elvsim/results_md.py" "$out" >"$root/docs/results.md"
 python3 "$root/tools/elvsim/classic_md.py" "$out" "$root/docs/classic-response.svg" \
 	>>"$root/docs/results.md"
 [ -z "$real" ] || printf '\n%s\n' "$real" >>"$root/docs/results.md"
+# BFQ's published claims, weights and groups: their own section, before the real traces.
+"$root/tools/elvsim/bfq-results.sh" "$build"
 echo "wrote docs/results.md"
