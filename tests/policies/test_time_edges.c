@@ -1,6 +1,6 @@
 /*
  * Host time at its edges, for every built-in policy: a clock that starts a few milliseconds
- * before 2^64 and wraps to 0 while requests wait, idle (CFQ slice_idle) and anticipation
+ * before 2^64 and wraps to 0 while requests wait, idle (CFQ and BFQ slice_idle) and anticipation
  * (antic_expire) windows that end across the wrap, and a host clock that steps back by an
  * hour or jitters back by a little. Nothing may hang, every request is dispatched exactly
  * once, no request waits for the size of a step back, and elv_queue_check() is clean after
@@ -47,6 +47,7 @@ struct host {
 
 static struct host H;
 static void (*trace_hook)(void *ctx, const struct elv_trace_event *ev); /* for setup_q() */
+static int no_raising; /* for setup_q(): bfq with low_latency off (no weight raising) */
 
 static void on_merge(void *ctx, struct elv_request *into, struct elv_request *absorbed,
 		     enum elv_merge_kind kind)
@@ -93,6 +94,8 @@ static void setup_q(struct host *h, const struct elv_policy *p, uint64_t start, 
 	assert_non_null(p);
 	assert_true(elv_queue_size(p, &h->cfg) <= sizeof(h->mem));
 	assert_int_equal(elv_queue_init(&h->q, h->mem, sizeof(h->mem), p, &h->cfg), 0);
+	if (no_raising)
+		assert_int_equal(elv_tunable_set(h->q, "low_latency", 0), 0);
 	for (i = 0; i < NR_STREAMS; i++) {
 		h->st[i].ioprio = ELV_PRIO(ELV_PRIO_BE, ELV_PRIO_DEFAULT_LEVEL);
 		assert_int_equal(elv_stream_init(h->q, &h->st[i], h->now), 0);
@@ -260,14 +263,14 @@ static void mixed_load(struct host *h, unsigned steps, uint64_t jitter)
 /* Every built-in policy, counted: the four of this library and nothing silently missing. */
 static unsigned nr_policies(void)
 {
-	static const char *const names[] = { "noop", "deadline", "anticipatory", "cfq" };
+	static const char *const names[] = { "noop", "deadline", "anticipatory", "cfq", "bfq" };
 	unsigned i, j, seen = 0;
 
 	for (i = 0; elv_policy_at(i) != NULL; i++)
-		for (j = 0; j < 4; j++)
+		for (j = 0; j < 5; j++)
 			seen += strcmp(elv_policy_name(elv_policy_at(i)), names[j]) == 0;
-	assert_int_equal(seen, 4);
-	assert_true(i >= 4);
+	assert_int_equal(seen, 5);
+	assert_true(i >= 5);
 	return i;
 }
 
@@ -363,6 +366,25 @@ static void test_cfq_slice_idle_across_wrap(void **state)
 	idle_across_wrap("cfq", UINT64_MAX - idle, idle);
 }
 
+/*
+ * bfq idles slice_idle for a drained sync queue on a rotating disk without command queueing
+ * (idling boosts throughput there). With low_latency off no stream is weight-raised: a raised
+ * queue would idle at least 20 ms, and the second reader, raised too, would end the wait.
+ */
+static void test_bfq_slice_idle_across_wrap(void **state)
+{
+	uint64_t idle;
+
+	(void)state;
+	idle = (uint64_t)tunable_default(&elv_policy_bfq, "slice_idle") * MS;
+	assert_true(idle > 2 * MS);
+	no_raising = 1;
+	idle_across_wrap("bfq", WRAP_AT(idle / 2), idle);
+	idle_across_wrap("bfq", WRAP_AT(1), idle);
+	idle_across_wrap("bfq", UINT64_MAX - idle, idle);
+	no_raising = 0;
+}
+
 static void test_anticipatory_window_across_wrap(void **state)
 {
 	uint64_t antic;
@@ -410,13 +432,13 @@ static void test_idle_hit_across_wrap(void **state)
  */
 static void test_expiry_across_wrap(void **state)
 {
-	static const char *const bounded[] = { "noop", "deadline", "anticipatory", "cfq" };
+	static const char *const bounded[] = { "noop", "deadline", "anticipatory", "cfq", "bfq" };
 	unsigned i, k;
 	struct io *far;
 	uint64_t seq = 1000, t0;
 
 	(void)state;
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		setup_q(&H, elv_policy_find(bounded[i]), WRAP_AT(50 * MS), 1);
 		t0 = H.now;
 		far = add(&H, ELV_OP_READ, 800000000, 8, 1);
@@ -549,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_wrap_mixed_every_policy),
 		cmocka_unit_test(test_half_range_every_policy),
 		cmocka_unit_test(test_cfq_slice_idle_across_wrap),
+		cmocka_unit_test(test_bfq_slice_idle_across_wrap),
 		cmocka_unit_test(test_anticipatory_window_across_wrap),
 		cmocka_unit_test(test_idle_hit_across_wrap),
 		cmocka_unit_test(test_expiry_across_wrap),
