@@ -47,11 +47,27 @@ int elv_mclock_check(const struct elv_mclock_settings *m)
 	return elv_mc_validate(m);
 }
 
+/* What @cost units add to a tag at @rate per second: ns in *q, remainder (of @rate) in *r. */
+static void elv_mc_step(uint64_t cost, uint64_t rate, uint64_t *q, uint64_t *r)
+{
+	*q = elv_qos_muldiv(cost, ELV_NSEC_PER_SEC, rate, r);
+	if (*q > ELV_QOS_HORIZON) {
+		*q = ELV_QOS_HORIZON;
+		*r = 0;
+	}
+}
+
 void elv_mc_client_set(struct elv_mc_client *c, const struct elv_mclock_settings *m)
 {
 	c->res = m->reservation;
 	c->lim = m->limit;
 	c->weight = m->weight;
+	c->r1 = c->r1_rem = c->l1 = c->l1_rem = 0;
+	if (c->res)
+		elv_mc_step(1, c->res, &c->r1, &c->r1_rem);
+	if (c->lim)
+		elv_mc_step(1, c->lim, &c->l1, &c->l1_rem);
+	elv_mc_step(1, c->weight, &c->p1, &c->p1_rem);
 	/* Fractions of a ns are in units of the old rates. */
 	c->r_rem = c->p_rem = c->l_rem = c->xl_rem = 0;
 	/* Only a limited client waits for its limit tag. */
@@ -77,17 +93,17 @@ void elv_mc_client_join(struct elv_mc *mc, struct elv_mc_client *c,
 	elv_mc_client_set(c, m);
 }
 
-/* tag = max(t, tag + cost * 1e9 / rate), the fraction of a ns kept in *rem. */
-static void elv_tag_next(uint64_t *tag, uint64_t *rem, uint64_t cost, uint64_t rate,
+/*
+ * tag = max(t, tag + cost / rate): @q ns and @r / @rate of a ns (elv_mc_step()), the
+ * fraction kept in *rem. The first tag of a client is t.
+ */
+static ELV_SPEED_INLINE void elv_tag_next(uint64_t *tag, uint64_t *rem, uint64_t q, uint64_t r, uint64_t rate,
 			 uint64_t t, int has_prev)
 {
-	uint64_t r, q = elv_qos_muldiv(cost, ELV_NSEC_PER_SEC, rate, &r);
-
-	if (!has_prev || q > ELV_QOS_HORIZON) {
-		q = has_prev ? ELV_QOS_HORIZON : 0;
-		r = 0;
-		if (!has_prev)
-			*tag = t, *rem = 0;
+	if (!has_prev) {
+		*tag = t;
+		*rem = 0;
+		return;
 	}
 	*tag += q;
 	*rem += r;
@@ -106,17 +122,29 @@ static void elv_tag_next(uint64_t *tag, uint64_t *rem, uint64_t cost, uint64_t r
 	}
 }
 
-/* The first request of @c became first at @t: give it its tags. */
-static void elv_mc_tag(struct elv_mc *mc, struct elv_mc_client *c, uint64_t t)
+/* Tag @tag (remainder @rem) moves on by @cost units at @rate, whose one unit is @q1, @r1. */
+static ELV_SPEED_INLINE void elv_mc_advance(uint64_t *tag, uint64_t *rem, uint64_t cost, uint64_t rate,
+			   uint64_t q1, uint64_t r1, uint64_t t, int prev)
+{
+	uint64_t q = q1, r = r1;
+
+	if (cost != 1)
+		elv_mc_step(cost, rate, &q, &r);
+	elv_tag_next(tag, rem, q, r, rate, t, prev);
+}
+
+/* Request @rq became the first of @c at @t: give it its tags. */
+static ELV_SPEED_INLINE void elv_mc_tag(struct elv_mc *mc, struct elv_mc_client *c, const struct elv_request *rq,
+		       uint64_t t)
 {
 	int prev = c->tagged;
 
-	c->cost = elv_mc_cost(mc, elv_list_first_rq(&c->fifo));
+	c->cost = elv_mc_cost(mc, rq);
 	if (c->res)
-		elv_tag_next(&c->r, &c->r_rem, c->cost, c->res, t, prev);
-	elv_tag_next(&c->p, &c->p_rem, c->cost, c->weight, t, prev);
+		elv_mc_advance(&c->r, &c->r_rem, c->cost, c->res, c->r1, c->r1_rem, t, prev);
+	elv_mc_advance(&c->p, &c->p_rem, c->cost, c->weight, c->p1, c->p1_rem, t, prev);
 	if (c->lim)
-		elv_tag_next(&c->l, &c->l_rem, c->cost, c->lim, t, prev);
+		elv_mc_advance(&c->l, &c->l_rem, c->cost, c->lim, c->l1, c->l1_rem, t, prev);
 	c->tagged = 1;
 	/* Under ELV_QOS_AT_LIMIT_REJECT the limit was enforced at the door. */
 	c->ready = !c->lim || mc->at_limit == ELV_QOS_AT_LIMIT_REJECT || !elv_time_after(c->l, t);
@@ -126,7 +154,7 @@ int elv_mc_offer(struct elv_mc *mc, struct elv_mc_client *c, uint64_t cost, uint
 {
 	if (!c->lim)
 		return 0;
-	elv_tag_next(&c->xl, &c->xl_rem, cost, c->lim, now, c->xtagged);
+	elv_mc_advance(&c->xl, &c->xl_rem, cost, c->lim, c->l1, c->l1_rem, now, c->xtagged);
 	c->xtagged = 1;
 	return elv_time_after(c->xl, now + mc->reject_ns) ? ELV_EAGAIN : 0;
 }
@@ -166,7 +194,7 @@ void elv_mc_add(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *
 	elv_list_add_tail(&c->fifo, &rq->fifo);
 	c->last = now;
 	if (c->nr++ == 0) {
-		elv_mc_tag(mc, c, now);
+		elv_mc_tag(mc, c, rq, now);
 		elv_list_add_tail(&mc->active, &c->active);
 	}
 }
@@ -185,7 +213,48 @@ static void elv_mc_unlink(struct elv_mc *mc, struct elv_mc_client *c, struct elv
 		return;
 	}
 	if (first)
-		elv_mc_tag(mc, c, t);
+		elv_mc_tag(mc, c, elv_list_first_rq(&c->fifo), t);
+}
+
+/* Weight-phase service counts toward the reservation: take it off the R tag. */
+static ELV_SPEED_INLINE void elv_mc_credit(struct elv_mc_client *c)
+{
+	uint64_t q = c->r1, r = c->r1_rem;
+
+	if (!c->res)
+		return;
+	if (c->cost != 1)
+		elv_mc_step(c->cost, c->res, &q, &r);
+	if (c->r_rem < r) {
+		c->r_rem += c->res;
+		c->r--;
+	}
+	c->r_rem -= r;
+	c->r -= q;
+}
+
+int elv_mc_direct(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
+		  uint64_t now)
+{
+	int phase;
+
+	if (elv_mc_is_idle(mc, c, now))
+		elv_mc_wake(mc, c, now);
+	c->last = now;
+	elv_mc_tag(mc, c, rq, now);
+	if (c->res && !elv_time_after(c->r, now)) {
+		phase = ELV_MC_RESERVATION;
+	} else if (c->ready || mc->at_limit == ELV_QOS_AT_LIMIT_ALLOW) {
+		phase = c->ready ? ELV_MC_WEIGHT : ELV_MC_OVER;
+		elv_mc_credit(c);
+	} else {
+		/* Not yet: it waits, tagged, as the first of its client. */
+		elv_list_add_tail(&c->fifo, &rq->fifo);
+		c->nr = 1;
+		elv_list_add_tail(&mc->active, &c->active);
+		return -1;
+	}
+	return phase;
 }
 
 /* Is tag @a (of client @ca) before tag @b (of @cb), ties to the lower id? */
@@ -201,7 +270,6 @@ struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, struct elv_mc_c
 	struct elv_mc_client *res = NULL, *wgt = NULL, *any = NULL, *c;
 	struct elv_list *l;
 	struct elv_request *rq;
-	uint64_t r, q;
 
 	for (l = mc->active.next; l != &mc->active; l = l->next) {
 		c = elv_container_of(l, struct elv_mc_client, active);
@@ -228,18 +296,8 @@ struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, struct elv_mc_c
 		return NULL;
 	}
 	rq = elv_list_first_rq(&c->fifo);
-	/* Weight-phase service counts toward the reservation: take it off the R tag. */
-	if (*phase != ELV_MC_RESERVATION && c->res) {
-		q = elv_qos_muldiv(c->cost, ELV_NSEC_PER_SEC, c->res, &r);
-		if (q > ELV_QOS_HORIZON)
-			q = ELV_QOS_HORIZON, r = 0;
-		if (c->r_rem < r) {
-			c->r_rem += c->res;
-			c->r--;
-		}
-		c->r_rem -= r;
-		c->r -= q;
-	}
+	if (*phase != ELV_MC_RESERVATION)
+		elv_mc_credit(c);
 	elv_mc_unlink(mc, c, rq, now);
 	*cl = c;
 	return rq;

@@ -136,21 +136,24 @@ static uint64_t elv_qos_thr_wait(struct elv_qclient *cs, struct elv_qclient *cg,
 	return w;
 }
 
+/* @rq passes the throttle of @c (which has one) at @now: count it. */
+static ELV_SPEED_INLINE void elv_qos_thr_count(struct elv_qclient *c, const struct elv_request *rq, int dir,
+			      uint64_t now, int waited)
+{
+	elv_thr_charge(&c->thr, dir, elv_qos_bytes(&c->thr, rq), now);
+	c->st.admitted++;
+	c->st.throttled += (uint64_t)waited;
+	c->st.bytes += (uint64_t)rq->nr_sectors << 9;
+}
+
 /* @rq passes the throttles of @cs and @cg at @now: count it in both. */
 static void elv_qos_thr_charge(struct elv_qclient *cs, struct elv_qclient *cg,
 			       const struct elv_request *rq, int dir, uint64_t now, int waited)
 {
-	struct elv_qclient *c[2] = { cs, cg };
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		if (!c[i] || !c[i]->has_thr)
-			continue;
-		elv_thr_charge(&c[i]->thr, dir, elv_qos_bytes(&c[i]->thr, rq), now);
-		c[i]->st.admitted++;
-		c[i]->st.throttled += (uint64_t)waited;
-		c[i]->st.bytes += (uint64_t)rq->nr_sectors << 9;
-	}
+	if (cs && cs->has_thr)
+		elv_qos_thr_count(cs, rq, dir, now, waited);
+	if (cg && cg->has_thr)
+		elv_qos_thr_count(cg, rq, dir, now, waited);
 }
 
 /* ---- throttle FIFOs ------------------------------------------------------------------ */
@@ -348,16 +351,17 @@ static struct elv_mc_client *elv_qos_next_mc(const void *ctx, const struct elv_m
 static int elv_qos_enter_mc(struct elv_queue *q, struct elv_qstate *qs, struct elv_qclient *m,
 			    struct elv_request *rq, uint64_t now)
 {
-	int idle = elv_list_empty(&qs->mc.active);
-	struct elv_mc_client *mc;
-	uint64_t next;
 	int phase;
 
-	elv_mc_add(&qs->mc, &m->mc, rq, now);
 	/* Alone in mClock with room below: it goes at once when its tags allow. */
-	if (idle && elv_qos_room(q, qs) && elv_mc_pull(&qs->mc, now, &mc, &phase, &next)) {
-		elv_qos_count_phase(m, phase);
-		return ELV_STAGE_PASS;
+	if (elv_list_empty(&qs->mc.active) && elv_qos_room(q, qs)) {
+		phase = elv_mc_direct(&qs->mc, &m->mc, rq, now);
+		if (phase >= 0) {
+			elv_qos_count_phase(m, phase);
+			return ELV_STAGE_PASS;
+		}
+	} else {
+		elv_mc_add(&qs->mc, &m->mc, rq, now);
 	}
 	qs->nr_held++;
 	return ELV_STAGE_HELD;
@@ -366,29 +370,46 @@ static int elv_qos_enter_mc(struct elv_queue *q, struct elv_qstate *qs, struct e
 static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct elv_qstate *qs = q->stage[ELV_STAGE_QOS].data;
-	struct elv_qclient *cs, *cg, *m, *h, *t;
-	uint64_t w = 0;
+	const struct elv_stream *s = rq->stream;
+	struct elv_qclient *cs, *cg, *m, *t;
+	uint64_t w = 0, x;
 	int dir;
 
-	if (!elv_qos_concerns(rq))
+	/* Flushes (and zone operations) and anonymous requests pass untouched. */
+	if (!s || rq->op > ELV_OP_DISCARD)
 		return ELV_STAGE_PASS;
-	elv_qos_route(rq, &cs, &cg);
+	cs = elv_qc(s->qos);
+	cg = s->group ? elv_qc(s->group->qos) : NULL;
+	if (!cs && !cg)
+		return ELV_STAGE_PASS;
 	m = elv_qos_mclient(cs, cg);
-	if (m && qs->mc.at_limit == ELV_QOS_AT_LIMIT_REJECT &&
+	if (ELV_UNLIKELY(qs->mc.at_limit == ELV_QOS_AT_LIMIT_REJECT) && m &&
 	    elv_mc_offer(&qs->mc, &m->mc, elv_mc_cost(&qs->mc, rq), now)) {
 		m->st.rejected++;
 		return ELV_EAGAIN;
 	}
-	dir = elv_rq_dir(rq);
-	h = cs ? cs : cg;
+	dir = rq->op != ELV_OP_READ;
 	t = cg ? cg : cs;
-	/* Behind requests already waiting (in a group: any member's), or held by the throttle. */
-	if (t->nr_wait[dir] || (w = elv_qos_thr_wait(cs, cg, rq, dir, now)) != 0) {
-		elv_qos_hold(qs, h, t, rq, dir, now, w);
-		return ELV_STAGE_HELD;
+	/* Behind requests already waiting (in a group: any member's), or held by a throttle.
+	 * Nothing waits under the top, so nothing waits in the stream's own FIFO either. */
+	if (t->nr_wait[dir])
+		goto hold;
+	if (cs && cs->has_thr)
+		w = elv_thr_wait(&cs->thr, dir, elv_qos_bytes(&cs->thr, rq), now, 0);
+	if (cg && cg->has_thr) {
+		x = elv_thr_wait(&cg->thr, dir, elv_qos_bytes(&cg->thr, rq), now, 0);
+		w = x > w ? x : w;
 	}
-	elv_qos_thr_charge(cs, cg, rq, dir, now, 0);
+	if (w)
+		goto hold;
+	if (cs && cs->has_thr)
+		elv_qos_thr_count(cs, rq, dir, now, 0);
+	if (cg && cg->has_thr)
+		elv_qos_thr_count(cg, rq, dir, now, 0);
 	return m ? elv_qos_enter_mc(q, qs, m, rq, now) : ELV_STAGE_PASS;
+hold:
+	elv_qos_hold(qs, cs ? cs : cg, t, rq, dir, now, w);
+	return ELV_STAGE_HELD;
 }
 
 static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)

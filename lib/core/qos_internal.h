@@ -36,6 +36,9 @@ struct elv_thr_bucket {
 	uint64_t cap;         /* level (ns) the bucket may hold before a request waits */
 	uint64_t unit, unit_rem;   /* ns for the smallest charge (one op), and remainder */
 	uint64_t bunit, bunit_rem; /* the same at the burst rate */
+	/* The charge of the last request size seen: sizes repeat, divisions are dear. */
+	uint64_t last_bytes, last_ns, last_rem, blast_ns, blast_rem;
+	uint8_t ops;               /* counts operations, not bytes */
 };
 
 /* io.max state of one direction (A.2): what was dispatched in the current slice. */
@@ -52,6 +55,8 @@ struct elv_thr {
 	uint8_t used;    /* bit i: bucket i limits */
 	uint8_t pad;
 	uint32_t op_size; /* iops_size */
+	uint8_t nr_dir[2];     /* leaky bucket: buckets a request of each direction meets */
+	uint8_t dir_idx[2][4]; /* and their indexes */
 	uint64_t slice, tick; /* io.max slice and clock tick (ns) */
 	union {
 		struct elv_thr_bucket b[ELV_THROTTLE_NR];
@@ -90,6 +95,8 @@ struct elv_mc_client {
 	uint64_t last;          /* last time it had a request added or served */
 	uint64_t cost;          /* cost of the first request */
 	uint64_t res, lim;      /* reservation and limit, units per second (0 = none) */
+	/* What one unit of cost adds to each tag (ns and remainder): most requests cost 1. */
+	uint64_t r1, r1_rem, p1, p1_rem, l1, l1_rem;
 	uint32_t weight;
 	uint32_t id;            /* ties go to the lower id */
 	uint32_t nr;            /* requests queued */
@@ -126,6 +133,10 @@ int elv_mc_validate(const struct elv_mclock_settings *m);
 int elv_mc_offer(struct elv_mc *mc, struct elv_mc_client *c, uint64_t cost, uint64_t now);
 void elv_mc_add(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
 		uint64_t now);
+/* @rq of @c, which has no request queued, while no client has: served at once (its phase)
+ * when its tags allow, else queued as elv_mc_add() would (-1). */
+int elv_mc_direct(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
+		  uint64_t now);
 /* The next request to release at @now, its client and phase; NULL and *@next = when one
  * will be due (ELV_TIME_NEVER: none). */
 struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, struct elv_mc_client **cl,

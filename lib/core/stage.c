@@ -199,6 +199,8 @@ void elv_stages_pump(struct elv_queue *q, uint64_t now)
 	struct elv_request *rq;
 	int r;
 
+	if (!q->nr_staged) /* nothing held: nothing to release (the usual case) */
+		return;
 	for (i = 0; i < ELV_STAGE_NR; i++) {
 		const struct elv_stage_ops *ops = q->stage[i].ops;
 

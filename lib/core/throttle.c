@@ -61,6 +61,16 @@ uint64_t elv_qos_muldiv(uint64_t a, uint64_t b, uint64_t d, uint64_t *rem)
 
 /* ---- settings ------------------------------------------------------------------------ */
 
+/* The buckets a request of direction @dir meets: total and its direction, bytes and ops. */
+static unsigned elv_bucket_mask(int dir)
+{
+	return dir == ELV_DIR_READ
+		       ? (1u << ELV_THROTTLE_BPS_TOTAL) | (1u << ELV_THROTTLE_BPS_READ) |
+				 (1u << ELV_THROTTLE_IOPS_TOTAL) | (1u << ELV_THROTTLE_IOPS_READ)
+		       : (1u << ELV_THROTTLE_BPS_TOTAL) | (1u << ELV_THROTTLE_BPS_WRITE) |
+				 (1u << ELV_THROTTLE_IOPS_TOTAL) | (1u << ELV_THROTTLE_IOPS_WRITE);
+}
+
 static int elv_thr_is_ops(int k)
 {
 	return k >= ELV_THROTTLE_IOPS_TOTAL;
@@ -155,6 +165,7 @@ static void elv_bucket_setup(struct elv_thr_bucket *b, const struct elv_throttle
 
 	b->tat = b->btat = now;
 	b->frac = b->bfrac = 0;
+	b->last_bytes = 0; /* no request has 0 bytes here: the cache starts empty */
 	b->den = l->avg * size;
 	b->unit = elv_qos_muldiv(size, ELV_NSEC_PER_SEC, b->den, &b->unit_rem);
 	/* Without a burst rate, 100 ms worth of the average may stand in the bucket. */
@@ -237,10 +248,17 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 		}
 		return;
 	}
-	for (k = 0; k < ELV_THROTTLE_NR; k++)
-		if (th->used & (1u << k))
-			elv_bucket_setup(&th->u.b[k], &t->limit[k],
-					 elv_thr_is_ops(k) && t->iops_size ? t->iops_size : 1, now);
+	th->nr_dir[0] = th->nr_dir[1] = 0;
+	for (k = 0; k < ELV_THROTTLE_NR; k++) {
+		if (!(th->used & (1u << k)))
+			continue;
+		elv_bucket_setup(&th->u.b[k], &t->limit[k],
+				 elv_thr_is_ops(k) && t->iops_size ? t->iops_size : 1, now);
+		th->u.b[k].ops = (uint8_t)elv_thr_is_ops(k);
+		for (dir = 0; dir < 2; dir++)
+			if (elv_bucket_mask(dir) & (1u << k))
+				th->dir_idx[dir][th->nr_dir[dir]++] = (uint8_t)k;
+	}
 }
 
 /* ---- leaky bucket -------------------------------------------------------------------- */
@@ -267,57 +285,61 @@ static uint64_t elv_bucket_wait(const struct elv_thr_bucket *b, uint64_t now)
 	return w;
 }
 
-/* Fill a level by @ns + @rem / @den ns. */
-static void elv_level_fill(uint64_t *tat, uint64_t *frac, uint64_t ns, uint64_t rem,
-			   uint64_t den, uint64_t now)
+/* Fill a level by @ns + @rem / @den ns (@ns below the horizon). */
+static ELV_SPEED_INLINE void elv_level_fill(uint64_t *tat, uint64_t *frac, uint64_t ns, uint64_t rem,
+				  uint64_t den, uint64_t now)
 {
-	if (!elv_time_after(*tat, now)) {
-		*tat = now;
-		*frac = 0;
+	uint64_t t = *tat, f = *frac;
+
+	if (elv_time_before(t, now)) { /* drained: empty */
+		t = now;
+		f = 0;
 	}
-	if (ns > ELV_QOS_HORIZON)
-		ns = ELV_QOS_HORIZON;
-	*tat += ns;
-	*frac += rem;
-	if (*frac >= den) {
-		*frac -= den;
-		(*tat)++;
+	t += ns;
+	f += rem;
+	if (f >= den) {
+		f -= den;
+		t++;
 	}
 	/* Never let a level reach past the horizon: differences must stay below 2^63. */
-	if (*tat - now > ELV_QOS_HORIZON) {
-		*tat = now + ELV_QOS_HORIZON;
-		*frac = 0;
+	if (ELV_UNLIKELY(t - now > ELV_QOS_HORIZON)) {
+		t = now + ELV_QOS_HORIZON;
+		f = 0;
 	}
+	*tat = t;
+	*frac = f;
 }
 
-/* Units a request of @bytes counts in bucket @k: bytes, one op, or bytes / op size. */
-static void elv_bucket_charge(struct elv_thr_bucket *b, int ops, uint64_t bytes,
-			      uint32_t op_size, uint64_t now)
+/* ns (and remainder) that @bytes put in bucket @b at its average and burst rates. */
+static ELV_COLD void elv_bucket_size(struct elv_thr_bucket *b, uint64_t bytes)
 {
-	uint64_t ns, rem;
+	b->last_bytes = bytes;
+	b->last_ns = elv_qos_muldiv(bytes, ELV_NSEC_PER_SEC, b->den, &b->last_rem);
+	if (b->last_ns > ELV_QOS_HORIZON)
+		b->last_ns = ELV_QOS_HORIZON, b->last_rem = 0;
+	if (!b->bden)
+		return;
+	b->blast_ns = elv_qos_muldiv(bytes, ELV_NSEC_PER_SEC, b->bden, &b->blast_rem);
+	if (b->blast_ns > ELV_QOS_HORIZON)
+		b->blast_ns = ELV_QOS_HORIZON, b->blast_rem = 0;
+}
 
-	if (ops && (!op_size || bytes <= op_size)) {
+/* Fill bucket @b with a request of @bytes: one op, bytes / op size ops, or bytes. */
+static ELV_SPEED_INLINE void elv_bucket_charge(struct elv_thr_bucket *b, uint64_t bytes, uint32_t op_size,
+				     uint64_t now)
+{
+	if (b->ops && (!op_size || bytes <= op_size)) {
 		elv_level_fill(&b->tat, &b->frac, b->unit, b->unit_rem, b->den, now);
 		if (b->bden)
 			elv_level_fill(&b->btat, &b->bfrac, b->bunit, b->bunit_rem, b->bden, now);
 		return;
 	}
-	ns = elv_qos_muldiv(bytes, ELV_NSEC_PER_SEC, b->den, &rem);
-	elv_level_fill(&b->tat, &b->frac, ns, rem, b->den, now);
-	if (b->bden) {
-		ns = elv_qos_muldiv(bytes, ELV_NSEC_PER_SEC, b->bden, &rem);
-		elv_level_fill(&b->btat, &b->bfrac, ns, rem, b->bden, now);
-	}
-}
-
-/* The buckets a request of direction @dir meets: total and its direction, bytes and ops. */
-static unsigned elv_bucket_mask(int dir)
-{
-	return dir == ELV_DIR_READ
-		       ? (1u << ELV_THROTTLE_BPS_TOTAL) | (1u << ELV_THROTTLE_BPS_READ) |
-				 (1u << ELV_THROTTLE_IOPS_TOTAL) | (1u << ELV_THROTTLE_IOPS_READ)
-		       : (1u << ELV_THROTTLE_BPS_TOTAL) | (1u << ELV_THROTTLE_BPS_WRITE) |
-				 (1u << ELV_THROTTLE_IOPS_TOTAL) | (1u << ELV_THROTTLE_IOPS_WRITE);
+	/* Request sizes repeat: the division is done once per size change. */
+	if (ELV_UNLIKELY(bytes != b->last_bytes))
+		elv_bucket_size(b, bytes);
+	elv_level_fill(&b->tat, &b->frac, b->last_ns, b->last_rem, b->den, now);
+	if (b->bden)
+		elv_level_fill(&b->btat, &b->bfrac, b->blast_ns, b->blast_rem, b->bden, now);
 }
 
 /* ---- io.max -------------------------------------------------------------------------- */
@@ -404,19 +426,21 @@ static void elv_iomax_trim(struct elv_iomax_dir *d, uint64_t now, uint64_t slice
 
 uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued)
 {
-	unsigned m;
 	uint64_t w = 0, x;
-	int k;
+	unsigned i;
 
 	if (!th->on)
 		return 0;
 	if (th->mode == ELV_THROTTLE_IOMAX)
 		return elv_iomax_wait(th, dir, bytes, now, queued);
-	m = th->used & elv_bucket_mask(dir);
-	for (k = 0; m; k++, m >>= 1) {
-		if (!(m & 1u))
+	for (i = 0; i < th->nr_dir[dir]; i++) {
+		const struct elv_thr_bucket *b = &th->u.b[th->dir_idx[dir][i]];
+
+		/* Nearly always below the allowance: one comparison per level. */
+		if (elv_time_before(b->tat, now + b->cap) &&
+		    (!b->bden || elv_time_before(b->btat, now + ELV_NSEC_PER_SEC / 10)))
 			continue;
-		x = elv_bucket_wait(&th->u.b[k], now);
+		x = elv_bucket_wait(b, now);
 		if (x > w)
 			w = x;
 	}
@@ -425,8 +449,7 @@ uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now,
 
 void elv_thr_charge(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
 {
-	unsigned m;
-	int k;
+	unsigned i;
 
 	if (!th->on)
 		return;
@@ -440,10 +463,8 @@ void elv_thr_charge(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
 		elv_iomax_trim(d, now, th->slice);
 		return;
 	}
-	m = th->used & elv_bucket_mask(dir);
-	for (k = 0; m; k++, m >>= 1)
-		if (m & 1u)
-			elv_bucket_charge(&th->u.b[k], elv_thr_is_ops(k), bytes, th->op_size, now);
+	for (i = 0; i < th->nr_dir[dir]; i++)
+		elv_bucket_charge(&th->u.b[th->dir_idx[dir][i]], bytes, th->op_size, now);
 }
 
 int elv_thr_check(const struct elv_thr *th)

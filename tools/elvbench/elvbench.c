@@ -84,6 +84,8 @@ struct bench_state {
 	struct rbf_q rbf;      /* baseline-rbtree-fifo */
 	struct rnode *rnodes;  /* its nodes, one per io (same index) */
 	int pattern;
+	struct elv_qos qos;             /* "<policy>+throttle" and "<policy>+mclock" rows */
+	struct elv_qos_client *clients; /* one per stream */
 };
 
 enum { PAT_RANDOM, PAT_MIXED, PAT_SEQUENTIAL, PAT_PRIO };
@@ -357,6 +359,55 @@ static int floor_setup(struct bench_state *b, size_t nr_ios)
 	return b->fnodes && b->fq.buckets ? 0 : -1;
 }
 
+/*
+ * "<policy>+throttle": every stream capped by a leaky-bucket throttle (bytes and operations)
+ * it never reaches, so each request is metered and passes; "<policy>+mclock": every stream an
+ * mClock client (reservation, weight) with the stage letting `depth` requests out. The cost
+ * of the QoS stage is the difference from the plain policy's row.
+ */
+static const char *qos_kind(const char *impl)
+{
+	const char *plus = strchr(impl, '+');
+
+	return plus && (!strcmp(plus, "+throttle") || !strcmp(plus, "+mclock")) ? plus + 1 : NULL;
+}
+
+static const struct elv_policy *impl_policy(const char *impl)
+{
+	char name[32];
+	size_t n = strcspn(impl, "+");
+
+	if (n >= sizeof(name))
+		return NULL;
+	memcpy(name, impl, n);
+	name[n] = 0;
+	return elv_policy_find(name);
+}
+
+static int qos_setup(struct bench_state *b, const char *kind)
+{
+	struct elv_qos_settings set = { 0 };
+	struct elv_throttle_settings t = { 0 };
+	struct elv_mclock_settings m = { 0 };
+	unsigned i;
+
+	set.depth = b->c->depth;
+	b->clients = calloc(b->c->streams, sizeof(*b->clients));
+	if (!b->clients || elv_qos_attach(b->q, &b->qos, &set, 0))
+		return -1;
+	t.limit[ELV_THROTTLE_BPS_TOTAL].avg = 1000000000000ull;
+	t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 100000000;
+	for (i = 0; i < b->c->streams; i++) {
+		m.reservation = 1000;
+		m.weight = 1 + i % 4;
+		if (elv_qos_stream_attach(b->q, &b->streams[i], &b->clients[i], 0) ||
+		    (!strcmp(kind, "throttle") ? elv_qos_set_throttle(b->q, &b->clients[i], &t, 0)
+					       : elv_qos_set_mclock(b->q, &b->clients[i], &m, 0)))
+			return -1;
+	}
+	return 0;
+}
+
 static int bench_setup(struct bench_state *b, const struct bench_case *c, void **mem,
 		       size_t *len)
 {
@@ -389,7 +440,7 @@ static int bench_setup(struct bench_state *b, const struct bench_case *c, void *
 	b->is_baseline = baseline_init(&b->base, c->impl) == 0;
 	if (b->is_baseline)
 		return 0;
-	p = elv_policy_find(c->impl);
+	p = impl_policy(c->impl);
 	if (!p)
 		return -1;
 	cfg = bench_config(b);
@@ -407,6 +458,8 @@ static int bench_setup(struct bench_state *b, const struct bench_case *c, void *
 				return -1;
 		}
 	}
+	if (qos_kind(c->impl))
+		return c->streams ? qos_setup(b, qos_kind(c->impl)) : -1;
 	return 0;
 }
 
@@ -420,10 +473,13 @@ static void bench_teardown(struct bench_state *b, void *mem)
 			elv_complete(b->q, rq, b->now);
 		for (i = 0; b->streams && i < b->c->streams; i++)
 			elv_stream_exit(b->q, &b->streams[i], b->now);
+		if (b->clients)
+			elv_qos_detach(b->q, b->now);
 		elv_queue_exit(b->q);
 	}
 	free(mem);
 	free(b->streams);
+	free(b->clients);
 	free(b->ios);
 	free(b->free_ios);
 	free(b->stream_next);
@@ -547,7 +603,8 @@ static void add_case(struct bench_case *out, unsigned *n, const char *impl, unsi
 static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 {
 	static const char *const impls[] = { "noop", "deadline", "anticipatory", "cfq", "kyber",
-					     "bfq", "baseline-fifo", "baseline-sorted-list",
+					     "bfq", "deadline+throttle", "deadline+mclock",
+					     "baseline-fifo", "baseline-sorted-list",
 					     "baseline-hash-fifo", "baseline-rbtree-fifo",
 					     /* the classic algorithms: random reads only */
 					     "fcfs", "sstf", "scan", "look", "cscan", "clook",
@@ -566,7 +623,7 @@ static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 		classic = in_classic;
 		if (only && strcmp(only, impl))
 			continue;
-		if (!baseline && !elv_policy_find(impl))
+		if (!baseline && !impl_policy(impl))
 			continue;
 		for (d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
 			unsigned depth = depths[d];
@@ -575,6 +632,11 @@ static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 				continue;
 			if (!strcmp(impl, "baseline-sorted-list") && depth > 4096)
 				continue;
+			if (qos_kind(impl)) { /* four tenants; compare with --count deadline D 4 */
+				add_case(out, &n, impl, depth, 4, "random");
+				add_case(out, &n, impl, depth, 4, "mixed");
+				continue;
+			}
 			if (per_stream) {
 				for (s = 0; s < 3; s++)
 					add_case(out, &n, impl, depth, stream_counts[s], "random");
