@@ -4,6 +4,8 @@
  *   elvcheck --policy NAME|all --seed S --ops N    random calls, checked after every call
  *   elvcheck --replay FILE                          run a reproducer printed by a failure
  *   elvcheck --fairness NAME --seed S               only the fairness check (fair.c) on NAME
+ *   elvcheck --zoned --seed S --ops N               only the zoned model (zoned_check.c): the
+ *                                                   zone stage in front of every policy
  *
  * A seeded generator issues any sequence of public calls (tests/model/elv_model.h has the
  * call language, the reference model and the checks). A run is cut into episodes, each with
@@ -29,6 +31,7 @@
 
 #include "elv_model.h"
 #include "fair.h"
+#include "zoned_check.h"
 
 #ifdef ELVCHECK_PLANTED
 /* tests/model/plant.c: deliberately broken policies and core, for the checker's own test. */
@@ -87,6 +90,7 @@ static int ec_listed(const char *list, const char *name)
 
 static const char *ec_exclude;
 static const char *ec_only; /* --only: these policies and no others */
+static int ec_zoned;         /* --zoned: the zoned model instead of the call language */
 
 /* Is policy @name left out by --exclude or --only? */
 static int ec_left_out(const char *name)
@@ -439,6 +443,42 @@ static int ec_contains_any(const char *s, const char *words)
 	return 0;
 }
 
+/*
+ * The zoned model (zoned_check.c, elv_zmodel.h) over every policy of the run, o->ops calls.
+ * A run of 10^5 calls or more that never merged, never failed a write on the device or
+ * never had the stage give one back did not exercise what it checks: that is a failure.
+ */
+static int ec_zoned_run(const struct em *m, const struct ec_opts *o, uint64_t *ops)
+{
+	const struct elv_policy *pols[EM_MAX_POLS];
+	struct zoned_check_result r;
+	unsigned i;
+	int bad;
+
+	for (i = 0; i < m->npols; i++)
+		pols[i] = m->pols[i].p;
+	bad = zoned_run(pols, m->npols, o->seed, o->ops, &r);
+	*ops += r.calls;
+	printf("zoned seed %llu: %llu calls in %llu episodes under %u policies, %llu merges, "
+	       "%llu writes failed by the device, %llu given back by the stage, %llu adds "
+	       "refused\n", (unsigned long long)o->seed, (unsigned long long)r.calls,
+	       (unsigned long long)r.episodes, m->npols, (unsigned long long)r.merges,
+	       (unsigned long long)r.failed_writes, (unsigned long long)r.given_back,
+	       (unsigned long long)r.refused);
+	if (!bad && r.calls >= 100000 && (!r.merges || !r.failed_writes || !r.given_back)) {
+		snprintf(r.err, sizeof(r.err), "coverage: no merge, failed write or write given "
+			 "back in %llu calls", (unsigned long long)r.calls);
+		bad = -1;
+	}
+	if (!bad)
+		return 0;
+	printf("VIOLATION (seed %llu, zoned): %s\n", (unsigned long long)o->seed, r.err);
+	printf("reproduce: %s --zoned --seed %llu --ops %llu (ELV_ZONED_LOG=1 prints the calls)\n",
+	       ec_argv0, (unsigned long long)o->seed, (unsigned long long)o->ops);
+	snprintf(ec_first_violation, sizeof(ec_first_violation), "zoned: %.500s", r.err);
+	return 1;
+}
+
 static void ec_usage(void)
 {
 	fprintf(stderr,
@@ -446,7 +486,7 @@ static void ec_usage(void)
 		"                [--shrink-budget N] [--shrink-seconds S] [--expect-fail]\n"
 		"                [--expect WORD,...]\n"
 		"                [--replay FILE] [--fairness NAME] [--list] [--exclude NAME,...]\n"
-		"                [--only NAME,...]%s\n",
+		"                [--only NAME,...] [--zoned]%s\n",
 #ifdef ELVCHECK_PLANTED
 		" [--plant-core N]"
 #else
@@ -495,6 +535,8 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[a], "--fairness") == 0 && v) {
 			o.fairness = v;
 			a++;
+		} else if (strcmp(argv[a], "--zoned") == 0) {
+			ec_zoned = 1;
 		} else if (strcmp(argv[a], "--replay") == 0 && v) {
 			o.replay = v;
 			a++;
@@ -540,6 +582,8 @@ int main(int argc, char **argv)
 		}
 		/* Any policy may be put to the test; only the fair ones must have the tunables. */
 		failed = (unsigned)ec_fairness(m->pols[p].p, o.seed, ec_is_fair(o.fairness), &ops);
+	} else if (ec_zoned) {
+		failed = (unsigned)ec_zoned_run(m, &o, &ops);
 	} else if (o.replay) {
 		failed = (unsigned)ec_replay(m, o.replay, &ops);
 	} else if (strcmp(o.policy, "all") == 0) {

@@ -58,6 +58,18 @@ for seed in "${seeds[@]}"; do
 		failed+=("$seed")
 	fi
 done
+# The zoned model (elvcheck --zoned, tests/model/elv_zmodel.h): the zone stage in front of
+# every policy, on the same seeds; ELV_ELVCHECK_ZONED_OPS calls each (default 1 000 000).
+zops=${ELV_ELVCHECK_ZONED_OPS:-1000000}
+for seed in "${seeds[@]}"; do
+	echo "+ elvcheck --zoned --seed $seed --ops $zops"
+	rc=0
+	"$bin" --zoned --seed "$seed" --ops "$zops" >"$logdir/zoned-$seed.log" 2>&1 || rc=$?
+	cat "$logdir/zoned-$seed.log"
+	if [ "$rc" != 0 ] || ! grep -qx "$zops passed, 0 failed" "$logdir/zoned-$seed.log"; then
+		failed+=("$seed (zoned)")
+	fi
+done
 if [ "${#failed[@]}" -ne 0 ]; then
 	echo "elvcheck: violations on seeds ${failed[*]}; each 'reproduce:' line above reruns one" >&2
 	exit 1
