@@ -2307,22 +2307,11 @@ static void bfq_stats(const struct elv_queue *q, uint64_t *vals)
 
 /* ---- invariants ---------------------------------------------------------------------- */
 
-#ifdef BFQ_DEBUG_CHECK
-#include <stdio.h>
-#define BFQ_CHECK(cond)                                                                    \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "bfq check %d: %s\n", __LINE__, #cond);          \
-			return ELV_EINVAL;                                                 \
-		}                                                                          \
-	} while (0)
-#else
 #define BFQ_CHECK(cond)                                                                    \
 	do {                                                                               \
 		if (!(cond))                                                               \
 			return ELV_EINVAL;                                                 \
 	} while (0)
-#endif
 
 /* The entities of one tree of @st, in key order, of this scheduler and class; adds W. */
 static int bfq_check_tree(const struct bfq_sched *sd, const struct elv_rb_root *t, unsigned cls,
