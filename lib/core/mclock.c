@@ -97,8 +97,8 @@ void elv_mc_client_join(struct elv_mc *mc, struct elv_mc_client *c,
  * tag = max(t, tag + cost / rate): @q ns and @r / @rate of a ns (elv_mc_step()), the
  * fraction kept in *rem. The first tag of a client is t.
  */
-static ELV_SPEED_INLINE void elv_tag_next(uint64_t *tag, uint64_t *rem, uint64_t q, uint64_t r, uint64_t rate,
-			 uint64_t t, int has_prev)
+static ELV_SPEED_INLINE void elv_tag_next(uint64_t *tag, uint64_t *rem, uint64_t q, uint64_t r,
+					  uint64_t rate, uint64_t t, int has_prev)
 {
 	if (!has_prev) {
 		*tag = t;
@@ -123,8 +123,9 @@ static ELV_SPEED_INLINE void elv_tag_next(uint64_t *tag, uint64_t *rem, uint64_t
 }
 
 /* Tag @tag (remainder @rem) moves on by @cost units at @rate, whose one unit is @q1, @r1. */
-static ELV_SPEED_INLINE void elv_mc_advance(uint64_t *tag, uint64_t *rem, uint64_t cost, uint64_t rate,
-			   uint64_t q1, uint64_t r1, uint64_t t, int prev)
+static ELV_SPEED_INLINE void elv_mc_advance(uint64_t *tag, uint64_t *rem, uint64_t cost,
+					    uint64_t rate, uint64_t q1, uint64_t r1, uint64_t t,
+					    int prev)
 {
 	uint64_t q = q1, r = r1;
 
@@ -134,8 +135,8 @@ static ELV_SPEED_INLINE void elv_mc_advance(uint64_t *tag, uint64_t *rem, uint64
 }
 
 /* Request @rq became the first of @c at @t: give it its tags. */
-static ELV_SPEED_INLINE void elv_mc_tag(struct elv_mc *mc, struct elv_mc_client *c, const struct elv_request *rq,
-		       uint64_t t)
+static ELV_SPEED_INLINE void elv_mc_tag(struct elv_mc *mc, struct elv_mc_client *c,
+					const struct elv_request *rq, uint64_t t)
 {
 	int prev = c->tagged;
 

@@ -137,8 +137,8 @@ static uint64_t elv_qos_thr_wait(struct elv_qclient *cs, struct elv_qclient *cg,
 }
 
 /* @rq passes the throttle of @c (which has one) at @now: count it. */
-static ELV_SPEED_INLINE void elv_qos_thr_count(struct elv_qclient *c, const struct elv_request *rq, int dir,
-			      uint64_t now, int waited)
+static ELV_SPEED_INLINE void elv_qos_thr_count(struct elv_qclient *c, const struct elv_request *rq,
+					       int dir, uint64_t now, int waited)
 {
 	elv_thr_charge(&c->thr, dir, elv_qos_bytes(&c->thr, rq), now);
 	c->st.admitted++;
@@ -380,7 +380,11 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 		return ELV_STAGE_PASS;
 	cs = elv_qc(s->qos);
 	cg = s->group ? elv_qc(s->group->qos) : NULL;
-	if (!cs && !cg)
+	if (cg)
+		t = cg;
+	else if (cs)
+		t = cs;
+	else
 		return ELV_STAGE_PASS;
 	m = elv_qos_mclient(cs, cg);
 	if (ELV_UNLIKELY(qs->mc.at_limit == ELV_QOS_AT_LIMIT_REJECT) && m &&
@@ -389,7 +393,6 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 		return ELV_EAGAIN;
 	}
 	dir = rq->op != ELV_OP_READ;
-	t = cg ? cg : cs;
 	/* Behind requests already waiting (in a group: any member's), or held by a throttle.
 	 * Nothing waits under the top, so nothing waits in the stream's own FIFO either. */
 	if (t->nr_wait[dir])
@@ -962,7 +965,6 @@ static int elv_qos_client_of(struct elv_queue *q, struct elv_qos_client *c,
 int elv_qos_set_throttle(struct elv_queue *q, struct elv_qos_client *cl,
 			 const struct elv_throttle_settings *t, uint64_t now)
 {
-	static const struct elv_throttle_settings none;
 	struct elv_qstate *qs;
 	struct elv_qclient *c = elv_qc(cl);
 	struct elv_list *l;
@@ -978,7 +980,10 @@ int elv_qos_set_throttle(struct elv_queue *q, struct elv_qos_client *cl,
 	queued[1] = c->nr_hold[1] + c->nr_wait[1];
 	elv_thr_apply(&c->thr, t, now, queued, qs->slice, qs->tick);
 	c->has_thr = c->thr.on;
-	c->thr_set = t ? *t : none;
+	if (t)
+		c->thr_set = *t;
+	else
+		memset(&c->thr_set, 0, sizeof(c->thr_set));
 	/* Waiting requests are judged by the new limits from now on. */
 	for (dir = 0; dir < 2; dir++)
 		for (l = qs->wait[dir].next; l != &qs->wait[dir]; l = l->next)
@@ -999,7 +1004,6 @@ int elv_qos_get_throttle(const struct elv_queue *q, const struct elv_qos_client 
 int elv_qos_set_mclock(struct elv_queue *q, struct elv_qos_client *cl,
 		       const struct elv_mclock_settings *m, uint64_t now)
 {
-	static const struct elv_mclock_settings none;
 	struct elv_qstate *qs;
 	struct elv_qclient *c = elv_qc(cl);
 	int err = elv_qos_client_of(q, cl, &qs);
@@ -1022,7 +1026,10 @@ int elv_qos_set_mclock(struct elv_queue *q, struct elv_qos_client *cl,
 		elv_mc_client_join(&qs->mc, &c->mc, m, now);
 		c->has_mc = 1;
 	}
-	c->mc_set = m ? *m : none;
+	if (m)
+		c->mc_set = *m;
+	else
+		memset(&c->mc_set, 0, sizeof(c->mc_set));
 	return 0;
 }
 

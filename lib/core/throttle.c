@@ -106,7 +106,7 @@ static int elv_bucket_ranges(const struct elv_throttle_settings *t)
 
 		if (top > ELV_THROTTLE_RATE_MAX || l->max_length > ELV_THROTTLE_LENGTH_MAX)
 			return ELV_ERANGE;
-		if (elv_thr_is_ops(k) && t->iops_size && top > (ELV_QOS_HORIZON / t->iops_size))
+		if (elv_thr_is_ops(k) && t->iops_size && top > elv_div64(ELV_QOS_HORIZON, t->iops_size))
 			return ELV_ERANGE;
 	}
 	return 0;
@@ -286,8 +286,8 @@ static uint64_t elv_bucket_wait(const struct elv_thr_bucket *b, uint64_t now)
 }
 
 /* Fill a level by @ns + @rem / @den ns (@ns below the horizon). */
-static ELV_SPEED_INLINE void elv_level_fill(uint64_t *tat, uint64_t *frac, uint64_t ns, uint64_t rem,
-				  uint64_t den, uint64_t now)
+static ELV_SPEED_INLINE void elv_level_fill(uint64_t *tat, uint64_t *frac, uint64_t ns,
+					    uint64_t rem, uint64_t den, uint64_t now)
 {
 	uint64_t t = *tat, f = *frac;
 
@@ -325,8 +325,8 @@ static ELV_COLD void elv_bucket_size(struct elv_thr_bucket *b, uint64_t bytes)
 }
 
 /* Fill bucket @b with a request of @bytes: one op, bytes / op size ops, or bytes. */
-static ELV_SPEED_INLINE void elv_bucket_charge(struct elv_thr_bucket *b, uint64_t bytes, uint32_t op_size,
-				     uint64_t now)
+static ELV_SPEED_INLINE void elv_bucket_charge(struct elv_thr_bucket *b, uint64_t bytes,
+					       uint32_t op_size, uint64_t now)
 {
 	if (b->ops && (!op_size || bytes <= op_size)) {
 		elv_level_fill(&b->tat, &b->frac, b->unit, b->unit_rem, b->den, now);
