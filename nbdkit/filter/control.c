@@ -1,5 +1,5 @@
 /*
- * control=FILE: policy and tunables changed while clients are connected.
+ * control=FILE: policy, tunables and per-connection QoS changed while clients are connected.
  *
  * A thread watches the file's directory with inotify and re-reads the file each time it is
  * closed after writing or renamed into place. A version is applied whole or not at all: it
@@ -73,8 +73,13 @@ static int control_apply(int at_start)
 	free(text);
 	(void)snprintf(where, sizeof(where), "control=%s: ", path);
 	pthread_mutex_lock(&elvf.lock);
+	/* QoS is checked before anything changes, and applied after the policy. */
+	if (r == 0)
+		r = elvf_qos_apply_locked(&s.qos, where, 0);
 	if (r == 0)
 		r = elvf_apply_locked(&s, where);
+	if (r == 0)
+		r = elvf_qos_apply_locked(&s.qos, where, 1);
 	if (r == 0)
 		elvf.control_applied++;
 	else

@@ -3,7 +3,7 @@
  *
  *   nbdkit --filter=elevator PLUGIN [policy=NAME] [depth=N] [rotational=BOOL]
  *          [stream=connection|none] [ioprio=CLASS,LEVEL] [stats=FILE] [control=FILE]
- *          [TUNABLE=VALUE ...] [plugin parameters]
+ *          [TUNABLE=VALUE ...] [QoS settings ...] [plugin parameters]
  *
  * pread, pwrite, trim, zero and flush go through the queue; at most depth of them run in
  * the plugin at once, in the policy's order. Everything else (size, capabilities, extents,
@@ -19,7 +19,7 @@
 
 #include "elvf.h"
 
-static char help_text[1024];
+static char help_text[2048];
 
 /* The help text lists the built-in policies, which scripts read to iterate over them. */
 static void elevator_load(void)
@@ -36,7 +36,13 @@ static void elevator_load(void)
 		"stream=connection|none  One stream per connection, or none (default connection).\n"
 		"ioprio=CLASS[,LEVEL]    I/O priority of the connections: rt, be or idle, 0-7.\n"
 		"stats=FILE              Write statistics as JSON at exit.\n"
-		"control=FILE            Apply policy= and tunables from FILE when it changes.\n"
+		"control=FILE            Apply policy=, tunables and QoS from FILE when it "
+		"changes.\n"
+		"limit-iops=N limit-bps=N burst-iops=N burst-bps=N (also -read, -write)\n"
+		"burst-length=S iops-size=BYTES  Throttle each connection (QEMU's rules).\n"
+		"mclock-reservation=N mclock-weight=N mclock-limit=N  mClock per connection.\n"
+		"export.NAME.KEY=V conn.N.KEY=V  QoS for one export name or connection.\n"
+		"qos-at-limit=wait|allow  mClock at a connection's limit (default wait).\n"
 		"TUNABLE=VALUE           Any tunable of the policy, by its sysfs name.\n"
 		"Built-in policies:");
 	for (i = 0; (p = elv_policy_at(i)) != NULL && used < sizeof(help_text); i++)
@@ -125,11 +131,15 @@ static void *elevator_open(nbdkit_next_open *next, nbdkit_context *nxdata, int r
 	if (next(nxdata, readonly, exportname) == -1)
 		return NULL;
 	c = calloc(1, sizeof(*c));
-	if (!c) {
+	if (c)
+		c->export = strdup(exportname ? exportname : "");
+	if (!c || !c->export) {
 		nbdkit_error("calloc: %s", strerror(errno));
+		free(c);
 		return NULL;
 	}
 	if (elvf_conn_open(c) < 0) {
+		free(c->export);
 		free(c);
 		return NULL;
 	}

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include <elevator/elevator.h>
+#include <elevator/qos.h>
 
 /** @brief Kinds of NBD command the filter queues. */
 enum elvf_kind {
@@ -36,69 +37,6 @@ struct elvf_hist {
 	uint64_t count;                      /**< Samples. */
 	uint64_t max;                        /**< Largest sample (exact). */
 	uint64_t bucket[ELVF_HIST_BUCKETS];  /**< Samples per bucket. */
-};
-
-/** @brief What a connection did, kept after it closes for the stats file. */
-struct elvf_counts {
-	uint64_t ops[ELVF_NR_KINDS]; /**< Completed requests by kind. */
-	uint64_t bytes[2];           /**< Bytes read [0] and written [1]. */
-	uint64_t merged;             /**< Requests absorbed by another before dispatch. */
-	uint64_t cancelled;          /**< Requests withdrawn because the client went away. */
-	uint64_t errors;             /**< Requests the plugin failed. */
-	struct elvf_hist lat;        /**< Time from arrival in the filter to completion. */
-};
-
-/** @brief One NBD connection (the filter's handle). */
-struct elvf_conn {
-	struct elv_stream stream;  /**< Its stream when stream=connection. */
-	uint64_t id;               /**< 1, 2, ... in order of opening. */
-	int has_stream;            /**< stream is registered with the queue. */
-	int open;                  /**< Not closed yet. */
-	struct elvf_counts counts; /**< Under the filter's lock. */
-	struct elvf_conn *next;    /**< All connections, newest first. */
-};
-
-/** @brief States of an I/O descriptor. */
-enum elvf_state {
-	ELVF_QUEUED = 0,   /**< In the queue, its own request. */
-	ELVF_MERGED = 1,   /**< Absorbed: rides in @c head's plugin call. */
-	ELVF_RUNNING = 2,  /**< Dispatched: its thread calls the plugin. */
-	ELVF_DONE = 3      /**< Finished (done, failed or cancelled): @c err says which. */
-};
-
-/** @brief One NBD command on its way through the queue (on its worker thread's stack). */
-struct elvf_io {
-	struct elv_request rq;    /**< Embedded request; the queue holds heads only. */
-	void *next;               /**< The plugin context (nbdkit_next *). */
-	struct elvf_conn *conn;   /**< Issuing connection. */
-	void *buf;                /**< Caller's buffer (read into, or written from). */
-	uint64_t offset;          /**< Byte offset of this command. */
-	uint32_t count;           /**< Byte length of this command. */
-	uint32_t flags;           /**< NBDKIT_FLAG_* of this command. */
-	uint8_t kind;             /**< enum elvf_kind. */
-	uint8_t state;            /**< enum elvf_state, under the filter's lock. */
-	int err;                  /**< errno for the client, 0 on success. */
-	uint64_t t_arrive;        /**< When the filter got it (ns). */
-	/* Merge chain, in disk order; @c first and @c last are kept by the head only. */
-	struct elvf_io *head;     /**< The head this one rides with (itself when queued). */
-	struct elvf_io *first;    /**< Head: first member on disk. */
-	struct elvf_io *last;     /**< Head: last member on disk. */
-	struct elvf_io *chain;    /**< The member after this one on disk. */
-	uint64_t span_off;        /**< Head: byte offset of the whole chain. */
-	uint64_t span_len;        /**< Head: byte length of the whole chain. */
-	pthread_cond_t cv;        /**< Signalled when @c state changes. */
-};
-
-/** @brief Stream mapping chosen with stream=. */
-enum elvf_stream_mode { ELVF_STREAM_CONNECTION = 0, ELVF_STREAM_NONE = 1 };
-
-/** @brief Largest tunable assignments one parameter list or control file may hold. */
-#define ELVF_MAX_TUNABLES 32
-
-/** @brief A tunable assignment, NAME=VALUE. */
-struct elvf_tunable_set {
-	char name[48];  /**< sysfs name. */
-	int64_t value;  /**< value in the tunable's unit. */
 };
 
 /** @brief Per-connection QoS settings, by key (names in qos.c); 0 means not set. */
@@ -156,6 +94,84 @@ struct elvf_qos_rules {
 	unsigned nr;                                /**< Entries in @c r. */
 };
 
+/** @brief What a connection did, kept after it closes for the stats file. */
+struct elvf_counts {
+	uint64_t ops[ELVF_NR_KINDS]; /**< Completed requests by kind. */
+	uint64_t bytes[2];           /**< Bytes read [0] and written [1]. */
+	uint64_t merged;             /**< Requests absorbed by another before dispatch. */
+	uint64_t cancelled;          /**< Requests withdrawn because the client went away. */
+	uint64_t errors;             /**< Requests the plugin failed. */
+	struct elvf_hist lat;        /**< Time from arrival in the filter to completion. */
+};
+
+/** @brief QoS of one connection, as the stats file shows it. */
+struct elvf_conn_qos {
+	struct elvf_qos eff;        /**< Settings in force (from the layers). */
+	int what;                   /**< ELVF_QOS_HAS_THROTTLE | ELVF_QOS_HAS_MCLOCK in force. */
+	int drop_mclock;            /**< mClock to be removed once nothing waits in it. */
+	uint64_t held;              /**< Requests the stage held when they arrived. */
+	uint64_t held_ns;           /**< Their time from arrival to dispatch, summed. */
+	struct elv_qos_client_stats lib; /**< The library's counters, kept at close. */
+};
+
+/** @brief One NBD connection (the filter's handle). */
+struct elvf_conn {
+	struct elv_stream stream;  /**< Its stream when stream=connection. */
+	struct elv_qos_client qc;  /**< Its QoS state when the stage is attached. */
+	uint64_t id;               /**< 1, 2, ... in order of opening. */
+	char *export;              /**< Export name the client asked for. */
+	int has_stream;            /**< stream is registered with the queue. */
+	int has_qc;                /**< qc is attached to the stream. */
+	int open;                  /**< Not closed yet. */
+	struct elvf_counts counts; /**< Under the filter's lock. */
+	struct elvf_conn_qos qos;  /**< Under the filter's lock. */
+	struct elvf_conn *next;    /**< All connections, newest first. */
+};
+
+/** @brief States of an I/O descriptor. */
+enum elvf_state {
+	ELVF_QUEUED = 0,   /**< In the queue, its own request. */
+	ELVF_MERGED = 1,   /**< Absorbed: rides in @c head's plugin call. */
+	ELVF_RUNNING = 2,  /**< Dispatched: its thread calls the plugin. */
+	ELVF_DONE = 3      /**< Finished (done, failed or cancelled): @c err says which. */
+};
+
+/** @brief One NBD command on its way through the queue (on its worker thread's stack). */
+struct elvf_io {
+	struct elv_request rq;    /**< Embedded request; the queue holds heads only. */
+	void *next;               /**< The plugin context (nbdkit_next *). */
+	struct elvf_conn *conn;   /**< Issuing connection. */
+	void *buf;                /**< Caller's buffer (read into, or written from). */
+	uint64_t offset;          /**< Byte offset of this command. */
+	uint32_t count;           /**< Byte length of this command. */
+	uint32_t flags;           /**< NBDKIT_FLAG_* of this command. */
+	uint8_t kind;             /**< enum elvf_kind. */
+	uint8_t state;            /**< enum elvf_state, under the filter's lock. */
+	int err;                  /**< errno for the client, 0 on success. */
+	uint64_t t_arrive;        /**< When the filter got it (ns). */
+	uint8_t qos_held;         /**< The QoS stage held it at arrival. */
+	/* Merge chain, in disk order; @c first and @c last are kept by the head only. */
+	struct elvf_io *head;     /**< The head this one rides with (itself when queued). */
+	struct elvf_io *first;    /**< Head: first member on disk. */
+	struct elvf_io *last;     /**< Head: last member on disk. */
+	struct elvf_io *chain;    /**< The member after this one on disk. */
+	uint64_t span_off;        /**< Head: byte offset of the whole chain. */
+	uint64_t span_len;        /**< Head: byte length of the whole chain. */
+	pthread_cond_t cv;        /**< Signalled when @c state changes. */
+};
+
+/** @brief Stream mapping chosen with stream=. */
+enum elvf_stream_mode { ELVF_STREAM_CONNECTION = 0, ELVF_STREAM_NONE = 1 };
+
+/** @brief Largest tunable assignments one parameter list or control file may hold. */
+#define ELVF_MAX_TUNABLES 32
+
+/** @brief A tunable assignment, NAME=VALUE. */
+struct elvf_tunable_set {
+	char name[48];  /**< sysfs name. */
+	int64_t value;  /**< value in the tunable's unit. */
+};
+
 /** @brief Settings: from the command line, or from one read of the control file. */
 struct elvf_settings {
 	const struct elv_policy *policy;  /**< NULL: recommend (command line) or keep (control). */
@@ -171,6 +187,7 @@ struct elvf_params {
 	int rotational;             /**< rotational=, 0 or 1. */
 	int stream_mode;            /**< enum elvf_stream_mode. */
 	uint8_t ioprio;             /**< ioprio= as ELV_PRIO(), 0 for none. */
+	int qos_at_limit;           /**< qos-at-limit= as enum elv_qos_at_limit. */
 	char *stats_path;           /**< stats=, absolute, or NULL. */
 	char *control_path;         /**< control=, absolute, or NULL. */
 };
@@ -237,6 +254,16 @@ int elvf_qos_check_layers(const struct elvf_qos_rules *const *layers, unsigned n
 			  const char *where);
 /** @brief Does @p q set anything? */
 int elvf_qos_any(const struct elvf_qos *q);
+/** @brief elvf_qos_to_lib() found a throttle. */
+#define ELVF_QOS_HAS_THROTTLE 1
+/** @brief elvf_qos_to_lib() found mClock settings. */
+#define ELVF_QOS_HAS_MCLOCK 2
+/**
+ * @brief The library's settings for @p q (an unset weight next to a reservation or limit is 1).
+ * @return ELVF_QOS_HAS_THROTTLE and ELVF_QOS_HAS_MCLOCK for what is set.
+ */
+int elvf_qos_to_lib(const struct elvf_qos *q, struct elv_throttle_settings *t,
+		    struct elv_mclock_settings *m);
 
 /* sched.c */
 /** @brief The filter's process-wide state. */
@@ -257,6 +284,10 @@ struct elvf {
 	uint64_t control_rejected;  /**< Control-file versions refused. */
 	uint64_t next_conn_id;      /**< Id of the next connection. */
 	struct elvf_conn *conns;    /**< Every connection, newest first. */
+	struct elv_qos qos;         /**< The QoS stage, when attached. */
+	int qos_on;                 /**< @c qos is attached to the queue. */
+	unsigned qos_dropping;      /**< Connections with drop_mclock set. */
+	struct elvf_qos_rules ctl_qos; /**< QoS settings of the control file in force. */
 	struct elvf_counts earlier; /**< Connections folded away to bound memory. */
 	uint64_t nr_earlier;        /**< How many were folded into @c earlier. */
 };
@@ -283,7 +314,16 @@ void elvf_sched_fini(void);
 int elvf_submit(struct elvf_io *io, int *err);
 /** @brief Apply settings to the live queue (caller holds the lock). @return 0 or -1. */
 int elvf_apply_locked(const struct elvf_settings *s, const char *where);
-/** @brief Register a new connection. @return 0 or -1 after nbdkit_error(). */
+/**
+ * @brief Check @p ctl as the control file's QoS layer for every open connection, and with
+ *        @p apply make it the layer in force and apply it (caller holds the lock).
+ * @return 0 or -1 after nbdkit_error().
+ */
+int elvf_qos_apply_locked(const struct elvf_qos_rules *ctl, const char *where, int apply);
+/**
+ * @brief Register a new connection (c->export set or NULL).
+ * @return 0 or -1 after nbdkit_error().
+ */
 int elvf_conn_open(struct elvf_conn *c);
 /** @brief Retire a connection; its counts stay for the stats file. */
 void elvf_conn_close(struct elvf_conn *c);

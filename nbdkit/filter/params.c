@@ -17,7 +17,8 @@
 
 /* The filter's own keys; any other key that names a built-in policy's tunable is also ours. */
 static const char *const elvf_keys[] = {
-	"policy", "depth", "rotational", "stream", "ioprio", "stats", "control", NULL
+	"policy", "depth", "rotational", "stream", "ioprio", "stats", "control", "qos-at-limit",
+	NULL
 };
 
 static const struct elv_tunable *tunable_of(const struct elv_policy *p, const char *name)
@@ -184,6 +185,19 @@ static int parse_ioprio(struct elvf_params *p, const char *value)
 	return 0;
 }
 
+static int parse_at_limit(struct elvf_params *p, const char *value)
+{
+	if (strcmp(value, "wait") == 0)
+		p->qos_at_limit = ELV_QOS_AT_LIMIT_WAIT;
+	else if (strcmp(value, "allow") == 0)
+		p->qos_at_limit = ELV_QOS_AT_LIMIT_ALLOW;
+	else {
+		nbdkit_error("qos-at-limit=%s: must be wait or allow", value);
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_path(char **dst, const char *key, const char *value)
 {
 	char *abs;
@@ -212,6 +226,8 @@ int elvf_param_set(struct elvf_params *p, const char *key, const char *value)
 		return parse_stream(p, value);
 	if (strcmp(key, "ioprio") == 0)
 		return parse_ioprio(p, value);
+	if (strcmp(key, "qos-at-limit") == 0)
+		return parse_at_limit(p, value);
 	if (strcmp(key, "stats") == 0)
 		return parse_path(&p->stats_path, key, value);
 	if (strcmp(key, "control") == 0)

@@ -18,10 +18,9 @@
 
 #include "elvf.h"
 
-/* QEMU's bound for throttling values (A.1.2 rule 3); mClock rates use the same. */
-#define ELVF_QOS_VALUE_MAX 1000000000000000ull
-/* Longest burst, in seconds: a day. */
-#define ELVF_QOS_BURST_LENGTH_MAX 86400u
+/* The library's bounds (qos.h). */
+#define ELVF_QOS_VALUE_MAX ELV_THROTTLE_RATE_MAX
+#define ELVF_QOS_BURST_LENGTH_MAX ELV_THROTTLE_LENGTH_MAX
 
 struct elvf_qos_keydef {
 	const char *name;
@@ -44,10 +43,10 @@ static const struct elvf_qos_keydef keydefs[ELVF_QOS_NR_KEYS] = {
 	[ELVF_QOS_BURST_BPS_READ] = { "burst-bps-read", 1, ELVF_QOS_VALUE_MAX, "bytes/s" },
 	[ELVF_QOS_BURST_BPS_WRITE] = { "burst-bps-write", 1, ELVF_QOS_VALUE_MAX, "bytes/s" },
 	[ELVF_QOS_BURST_LENGTH] = { "burst-length", 1, ELVF_QOS_BURST_LENGTH_MAX, "s" },
-	[ELVF_QOS_IOPS_SIZE] = { "iops-size", 1, ELVF_QOS_VALUE_MAX, "bytes" },
-	[ELVF_QOS_RESERVATION] = { "mclock-reservation", 1, ELVF_QOS_VALUE_MAX, "ops/s" },
-	[ELVF_QOS_WEIGHT] = { "mclock-weight", 1, 1000, "" },
-	[ELVF_QOS_LIMIT] = { "mclock-limit", 1, ELVF_QOS_VALUE_MAX, "ops/s" },
+	[ELVF_QOS_IOPS_SIZE] = { "iops-size", 1, UINT32_MAX, "bytes" },
+	[ELVF_QOS_RESERVATION] = { "mclock-reservation", 1, ELV_MCLOCK_RATE_MAX, "ops/s" },
+	[ELVF_QOS_WEIGHT] = { "mclock-weight", 1, ELV_MCLOCK_WEIGHT_MAX, "" },
+	[ELVF_QOS_LIMIT] = { "mclock-limit", 1, ELV_MCLOCK_RATE_MAX, "ops/s" },
 };
 
 const char *elvf_qos_key_name(unsigned k)
@@ -286,6 +285,74 @@ static int refuse_needs(const struct elvf_qos *q, unsigned k, unsigned need, con
 	return -1;
 }
 
+/* Settings kinds in the library's order, with the keys of their average and burst. */
+static const struct {
+	uint8_t lib, avg, burst;
+} lib_map[ELV_THROTTLE_NR] = {
+	{ ELV_THROTTLE_BPS_TOTAL, ELVF_QOS_LIMIT_BPS, ELVF_QOS_BURST_BPS },
+	{ ELV_THROTTLE_BPS_READ, ELVF_QOS_LIMIT_BPS_READ, ELVF_QOS_BURST_BPS_READ },
+	{ ELV_THROTTLE_BPS_WRITE, ELVF_QOS_LIMIT_BPS_WRITE, ELVF_QOS_BURST_BPS_WRITE },
+	{ ELV_THROTTLE_IOPS_TOTAL, ELVF_QOS_LIMIT_IOPS, ELVF_QOS_BURST_IOPS },
+	{ ELV_THROTTLE_IOPS_READ, ELVF_QOS_LIMIT_IOPS_READ, ELVF_QOS_BURST_IOPS_READ },
+	{ ELV_THROTTLE_IOPS_WRITE, ELVF_QOS_LIMIT_IOPS_WRITE, ELVF_QOS_BURST_IOPS_WRITE },
+};
+
+int elvf_qos_to_lib(const struct elvf_qos *q, struct elv_throttle_settings *t,
+		    struct elv_mclock_settings *m)
+{
+	int what = 0;
+	unsigned i;
+
+	memset(t, 0, sizeof(*t));
+	memset(m, 0, sizeof(*m));
+	t->mode = ELV_THROTTLE_BUCKET;
+	t->iops_size = (uint32_t)q->v[ELVF_QOS_IOPS_SIZE];
+	for (i = 0; i < ELV_THROTTLE_NR; i++) {
+		struct elv_throttle_limit *l = &t->limit[lib_map[i].lib];
+
+		l->avg = q->v[lib_map[i].avg];
+		l->max = q->v[lib_map[i].burst];
+		if (l->max)
+			l->max_length = (uint32_t)q->v[ELVF_QOS_BURST_LENGTH];
+		if (l->avg)
+			what |= ELVF_QOS_HAS_THROTTLE;
+	}
+	if (q->v[ELVF_QOS_RESERVATION] || q->v[ELVF_QOS_LIMIT] || q->v[ELVF_QOS_WEIGHT]) {
+		m->reservation = q->v[ELVF_QOS_RESERVATION];
+		m->limit = q->v[ELVF_QOS_LIMIT];
+		m->weight = q->v[ELVF_QOS_WEIGHT] ? (uint32_t)q->v[ELVF_QOS_WEIGHT] : 1u;
+		what |= ELVF_QOS_HAS_MCLOCK;
+	}
+	return what;
+}
+
+/* The first key set, to name in a message about the settings as a whole. */
+static unsigned first_set(const struct elvf_qos *q, unsigned from, unsigned to)
+{
+	unsigned k;
+
+	for (k = from; k < to; k++)
+		if (q->v[k])
+			return k;
+	return from;
+}
+
+/* The library's own checks, after ours: a refusal here names the first setting involved. */
+static int lib_check(const struct elvf_qos *q, const char *where)
+{
+	struct elv_throttle_settings t;
+	struct elv_mclock_settings m;
+	int what = elvf_qos_to_lib(q, &t, &m), r;
+
+	if ((what & ELVF_QOS_HAS_THROTTLE) && (r = elv_throttle_check(&t)) < 0)
+		return refuse(q, first_set(q, 0, ELVF_QOS_RESERVATION), where,
+			      elv_strerror(r), ELVF_QOS_NR_KEYS);
+	if ((what & ELVF_QOS_HAS_MCLOCK) && (r = elv_mclock_check(&m)) < 0)
+		return refuse(q, first_set(q, ELVF_QOS_RESERVATION, ELVF_QOS_NR_KEYS), where,
+			      elv_strerror(r), ELVF_QOS_NR_KEYS);
+	return 0;
+}
+
 int elvf_qos_check(const struct elvf_qos *q, const char *where)
 {
 	unsigned kind, dir, lim, bur;
@@ -323,7 +390,7 @@ int elvf_qos_check(const struct elvf_qos *q, const char *where)
 	if (q->v[ELVF_QOS_RESERVATION] && q->v[ELVF_QOS_LIMIT] &&
 	    q->v[ELVF_QOS_RESERVATION] > q->v[ELVF_QOS_LIMIT])
 		return refuse(q, ELVF_QOS_RESERVATION, where, "is above", ELVF_QOS_LIMIT);
-	return 0;
+	return lib_check(q, where);
 }
 
 int elvf_qos_any(const struct elvf_qos *q)

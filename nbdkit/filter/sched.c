@@ -8,6 +8,7 @@
  * thread may read and signal other descriptors for as long as it holds the lock.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -107,17 +108,24 @@ static void merge(void *ctx, struct elv_request *into, struct elv_request *absor
 	h->span_len += a->span_len;
 }
 
+static void qos_drop_pending(uint64_t now);
+
 /* Dispatch while the plugin has room, then arm the timer for an idling policy. */
 static void kick(uint64_t now)
 {
 	struct elv_request *rq;
-	struct elvf_io *io;
+	struct elvf_io *io, *m;
 	uint64_t ev, old = elvf.armed;
 
+	if (elvf.qos_dropping)
+		qos_drop_pending(now);
 	while (elvf.running < elvf.prm.depth && elv_dispatch(elvf.q, now, 0, &rq) == 0) {
 		io = io_of(rq);
 		io->state = ELVF_RUNNING;
 		elvf.running++;
+		for (m = io->first; m; m = m->chain)
+			if (m->qos_held)
+				m->conn->qos.held_ns += now - m->t_arrive;
 		pthread_cond_signal(&io->cv);
 	}
 	elvf_debug_check("dispatch");
@@ -348,9 +356,20 @@ static void wait_turn(struct elvf_io *io)
 	}
 }
 
+/* Requests the connection's QoS client holds now (0 without one). */
+static uint64_t qos_held_now(const struct elvf_conn *c)
+{
+	struct elv_qos_client_stats st;
+
+	if (!c->has_qc || !c->qos.what ||
+	    elv_qos_client_stats(elvf.q, &c->qc, &st) < 0)
+		return 0;
+	return (uint64_t)st.held_throttle + st.held_mclock;
+}
+
 int elvf_submit(struct elvf_io *io, int *err)
 {
-	uint64_t now;
+	uint64_t now, held;
 	int r;
 
 	io_prepare(io);
@@ -358,7 +377,12 @@ int elvf_submit(struct elvf_io *io, int *err)
 	pthread_mutex_lock(&elvf.lock);
 	now = elvf_now();
 	io->t_arrive = now;
+	held = qos_held_now(io->conn);
 	r = elv_add(elvf.q, &io->rq, now);
+	if (r == 0 && qos_held_now(io->conn) > held) {
+		io->qos_held = 1;
+		io->conn->qos.held++;
+	}
 	if (r < 0) {
 		pthread_mutex_unlock(&elvf.lock);
 		pthread_cond_destroy(&io->cv);
@@ -411,6 +435,184 @@ int elvf_apply_locked(const struct elvf_settings *s, const char *where)
 	return 0;
 }
 
+/* ---- QoS ------------------------------------------------------------------------------ */
+
+/* The layers a connection's settings come from: command line, then the control file. */
+static void qos_layers(const struct elvf_qos_rules *ctl, const struct elvf_qos_rules **out)
+{
+	out[0] = &elvf.prm.set.qos;
+	out[1] = ctl;
+}
+
+static void qos_effective(const struct elvf_qos_rules *ctl, const struct elvf_conn *c,
+			  struct elvf_qos *eff)
+{
+	const struct elvf_qos_rules *layers[2];
+
+	qos_layers(ctl, layers);
+	elvf_qos_effective(layers, 2, c->export, c->id, eff);
+}
+
+/* Hand @eff to the library for connection @c (checked already). */
+static int qos_apply_conn(struct elvf_conn *c, const struct elvf_qos *eff, uint64_t now,
+			  const char *where)
+{
+	static const struct elv_mclock_settings plain = { .weight = 1 };
+	struct elv_throttle_settings t;
+	struct elv_mclock_settings m;
+	int what = elvf_qos_to_lib(eff, &t, &m), r;
+
+	r = elv_qos_set_throttle(elvf.q, &c->qc, (what & ELVF_QOS_HAS_THROTTLE) ? &t : NULL,
+				 now);
+	if (r == 0 && (what & ELVF_QOS_HAS_MCLOCK)) {
+		r = elv_qos_set_mclock(elvf.q, &c->qc, &m, now);
+		if (r == 0 && c->qos.drop_mclock) {
+			c->qos.drop_mclock = 0;
+			elvf.qos_dropping--;
+		}
+	} else if (r == 0 && (c->qos.what & ELVF_QOS_HAS_MCLOCK)) {
+		/* Requests waiting in mClock keep the client until they are out: meanwhile
+		 * it has no reservation and no limit. */
+		r = elv_qos_set_mclock(elvf.q, &c->qc, NULL, now);
+		if (r == ELV_EBUSY) {
+			r = elv_qos_set_mclock(elvf.q, &c->qc, &plain, now);
+			if (r == 0 && !c->qos.drop_mclock) {
+				c->qos.drop_mclock = 1;
+				elvf.qos_dropping++;
+			}
+		}
+	}
+	if (r < 0) {
+		nbdkit_error("%sconnection %" PRIu64 ": QoS settings: %s", where, c->id,
+			     elv_strerror(r));
+		return -1;
+	}
+	c->qos.eff = *eff;
+	c->qos.what = what | (c->qos.drop_mclock ? ELVF_QOS_HAS_MCLOCK : 0);
+	return 0;
+}
+
+/* Take mClock away from connections whose last request waiting in it has gone. */
+static void qos_drop_pending(uint64_t now)
+{
+	struct elv_qos_client_stats st;
+	struct elvf_conn *c;
+
+	for (c = elvf.conns; c && elvf.qos_dropping; c = c->next) {
+		if (!c->qos.drop_mclock || !c->has_qc ||
+		    elv_qos_client_stats(elvf.q, &c->qc, &st) < 0 || st.held_mclock)
+			continue;
+		if (elv_qos_set_mclock(elvf.q, &c->qc, NULL, now) == 0) {
+			c->qos.drop_mclock = 0;
+			c->qos.what &= ~ELVF_QOS_HAS_MCLOCK;
+			elvf.qos_dropping--;
+		}
+	}
+}
+
+int elvf_qos_apply_locked(const struct elvf_qos_rules *ctl, const char *where, int apply)
+{
+	const struct elvf_qos_rules *layers[2];
+	struct elvf_qos eff;
+	struct elvf_conn *c;
+	char who[600];
+	uint64_t now = elvf_now();
+	int r = 0;
+
+	if (ctl->nr && !elvf.qos_on) {
+		nbdkit_error("%sQoS settings need stream=connection", where);
+		return -1;
+	}
+	qos_layers(ctl, layers);
+	if (elvf_qos_check_layers(layers, 2, where) < 0)
+		return -1;
+	/* Every open connection's new settings must pass before any is applied. */
+	for (c = elvf.conns; c; c = c->next) {
+		if (!c->has_qc)
+			continue;
+		qos_effective(ctl, c, &eff);
+		(void)snprintf(who, sizeof(who), "%sconnection %" PRIu64 ": ", where, c->id);
+		if (elvf_qos_check(&eff, who) < 0)
+			return -1;
+	}
+	if (!apply || !elvf.qos_on)
+		return 0;
+	elvf.ctl_qos = *ctl;
+	for (c = elvf.conns; c; c = c->next) {
+		if (!c->has_qc)
+			continue;
+		qos_effective(&elvf.ctl_qos, c, &eff);
+		if (qos_apply_conn(c, &eff, now, where) < 0)
+			r = -1;
+	}
+	elvf_debug_check("QoS change");
+	if (elvf.timer_started)
+		kick(now);
+	return r;
+}
+
+/* The stage goes on the queue when QoS settings are given or may come from a control file. */
+static int qos_init(void)
+{
+	struct elv_qos_settings set = { 0 };
+	int r;
+
+	if (elvf.prm.stream_mode != ELVF_STREAM_CONNECTION ||
+	    (!elvf.prm.set.qos.nr && !elvf.prm.control_path))
+		return 0;
+	set.at_limit = (uint8_t)elvf.prm.qos_at_limit;
+	r = elv_qos_attach(elvf.q, &elvf.qos, &set, elvf_now());
+	if (r < 0) {
+		nbdkit_error("elv_qos_attach: %s", elv_strerror(r));
+		return -1;
+	}
+	elvf.qos_on = 1;
+	return 0;
+}
+
+/* A new connection's QoS client and settings; the lock is held. */
+static int qos_conn_open(struct elvf_conn *c, uint64_t now)
+{
+	struct elvf_qos eff;
+	char who[64];
+	int r;
+
+	if (!elvf.qos_on || !c->has_stream)
+		return 0;
+	qos_effective(&elvf.ctl_qos, c, &eff);
+	(void)snprintf(who, sizeof(who), "connection %" PRIu64 ": ", c->id);
+	if (elvf_qos_check(&eff, who) < 0)
+		return -1;
+	memset(&c->qc, 0, sizeof(c->qc));
+	r = elv_qos_stream_attach(elvf.q, &c->stream, &c->qc, now);
+	if (r < 0) {
+		nbdkit_error("elv_qos_stream_attach: %s", elv_strerror(r));
+		return -1;
+	}
+	c->has_qc = 1;
+	return qos_apply_conn(c, &eff, now, "");
+}
+
+/* Keep the library's counters of a closing connection for the stats file. */
+static void qos_conn_close(struct elvf_conn *c, uint64_t now)
+{
+	int r;
+
+	if (!c->has_qc)
+		return;
+	elv_qos_client_stats(elvf.q, &c->qc, &c->qos.lib);
+	r = elv_qos_stream_detach(elvf.q, &c->stream, now);
+	if (r < 0) {
+		nbdkit_error("elv_qos_stream_detach: %s", elv_strerror(r));
+		return;
+	}
+	if (c->qos.drop_mclock) {
+		c->qos.drop_mclock = 0;
+		elvf.qos_dropping--;
+	}
+	c->has_qc = 0;
+}
+
 int elvf_sched_init(void)
 {
 	struct elv_config cfg = { 0 };
@@ -442,6 +644,8 @@ int elvf_sched_init(void)
 		elvf.qmem = NULL;
 		return -1;
 	}
+	if (qos_init() < 0)
+		return -1;
 	tun = elvf.prm.set;
 	tun.policy = NULL;
 	return elvf_apply_locked(&tun, "");
@@ -490,6 +694,15 @@ int elvf_conn_open(struct elvf_conn *c)
 			return -1;
 		}
 		c->has_stream = 1;
+		if (qos_conn_open(c, elvf_now()) < 0) {
+			if (c->has_qc)
+				elv_qos_stream_detach(elvf.q, &c->stream, elvf_now());
+			elv_stream_exit(elvf.q, &c->stream, elvf_now());
+			c->has_qc = c->has_stream = 0;
+			elvf.next_conn_id--;
+			pthread_mutex_unlock(&elvf.lock);
+			return -1;
+		}
 	}
 	c->open = 1;
 	c->next = elvf.conns;
@@ -514,6 +727,7 @@ static void fold_oldest_closed(void)
 	elvf_counts_fold(&elvf.earlier, &c->counts);
 	elvf.nr_earlier++;
 	nr_closed--;
+	free(c->export);
 	free(c);
 }
 
@@ -524,6 +738,7 @@ void elvf_conn_close(struct elvf_conn *c)
 
 	pthread_mutex_lock(&elvf.lock);
 	now = elvf_now();
+	qos_conn_close(c, now);
 	if (c->has_stream) {
 		/* nbdkit closes a connection after its last command returned. */
 		r = elv_stream_exit(elvf.q, &c->stream, now);
@@ -551,11 +766,20 @@ void elvf_sched_fini(void)
 	 * context was opened but will never be closed. */
 	for (c = elvf.conns; c; c = nx) {
 		nx = c->next;
+		if (c->has_qc && elvf.q)
+			elv_qos_stream_detach(elvf.q, &c->stream, elvf_now());
 		if (c->has_stream && elvf.q)
 			elv_stream_exit(elvf.q, &c->stream, elvf_now());
+		free(c->export);
 		free(c);
 	}
 	elvf.conns = NULL;
+	if (elvf.qos_on && elvf.q) {
+		r = elv_qos_detach(elvf.q, elvf_now());
+		if (r < 0)
+			nbdkit_error("elv_qos_detach: %s", elv_strerror(r));
+		elvf.qos_on = 0;
+	}
 	if (elvf.q) {
 		r = elv_queue_exit(elvf.q);
 		if (r < 0)

@@ -78,6 +78,23 @@ void elvf_counts_fold(struct elvf_counts *to, const struct elvf_counts *from)
 		to->lat.max = from->lat.max;
 }
 
+/* A JSON string: export names come from clients and may hold anything. */
+static void put_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20 || ch >= 0x7f)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
 static void put_counts(FILE *f, const struct elvf_counts *c)
 {
 	fprintf(f, "\"reads\": %" PRIu64 ", \"writes\": %" PRIu64 ", \"trims\": %" PRIu64
@@ -113,6 +130,31 @@ static void put_queue(FILE *f)
 	fprintf(f, "}},\n");
 }
 
+/* A connection's QoS: the settings in force, what the stage did, what it holds now. */
+static void put_conn_qos(FILE *f, const struct elvf_conn *c)
+{
+	struct elv_qos_client_stats st = c->qos.lib;
+	unsigned k;
+	int first = 1;
+
+	if (c->has_qc)
+		elv_qos_client_stats(elvf.q, &c->qc, &st);
+	fprintf(f, ", \"qos\": {\"settings\": {");
+	for (k = 0; k < ELVF_QOS_NR_KEYS; k++) {
+		if (!c->qos.eff.v[k])
+			continue;
+		fprintf(f, "%s\"%s\": %" PRIu64, first ? "" : ", ", elvf_qos_key_name(k),
+			c->qos.eff.v[k]);
+		first = 0;
+	}
+	fprintf(f, "}, \"held\": %" PRIu64 ", \"held_ms\": %.3f, \"admitted\": %" PRIu64
+		", \"throttled\": %" PRIu64 ", \"reservation_phase\": %" PRIu64
+		", \"weight_phase\": %" PRIu64 ", \"over_limit\": %" PRIu64
+		", \"held_now\": %u}", c->qos.held, (double)c->qos.held_ns / 1e6, st.admitted,
+		st.throttled, st.reservation, st.weight, st.over_limit,
+		st.held_throttle + st.held_mclock);
+}
+
 static void put_report(FILE *f)
 {
 	static const char *const modes[] = { "connection", "none" };
@@ -123,15 +165,19 @@ static void put_report(FILE *f)
 	memset(&all, 0, sizeof(all));
 	fprintf(f, "{\n  \"policy\": \"%s\", \"depth\": %u, \"stream\": \"%s\", "
 		"\"policy_switches\": %" PRIu64 ", \"control_applied\": %" PRIu64
-		", \"control_rejected\": %" PRIu64 ",\n",
+		", \"control_rejected\": %" PRIu64 ", \"qos\": %s,\n",
 		elv_policy_name(elv_queue_policy(elvf.q)), elvf.prm.depth,
 		modes[elvf.prm.stream_mode], elvf.switches, elvf.control_applied,
-		elvf.control_rejected);
+		elvf.control_rejected, elvf.qos_on ? "true" : "false");
 	put_queue(f);
 	fprintf(f, "  \"connections\": [");
 	for (c = elvf.conns; c; c = c->next) {
-		fprintf(f, "%s\n    {\"id\": %" PRIu64 ", ", first ? "" : ",", c->id);
+		fprintf(f, "%s\n    {\"id\": %" PRIu64 ", \"export\": ", first ? "" : ",", c->id);
+		put_string(f, c->export ? c->export : "");
+		fprintf(f, ", ");
 		put_counts(f, &c->counts);
+		if (elvf.qos_on)
+			put_conn_qos(f, c);
 		fprintf(f, "}");
 		elvf_counts_fold(&all, &c->counts);
 		first = 0;

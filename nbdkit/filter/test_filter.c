@@ -273,7 +273,8 @@ static void test_qos_bad(void **state)
 	static const char *const notnum[] = { "limit-iops=fast", NULL };
 	static const char *const neg[] = { "limit-bps=-1", NULL };
 	static const char *const big[] = { "limit-bps=1000000000000001", NULL };
-	static const char *const weight[] = { "mclock-weight=1001", NULL };
+	static const char *const weight[] = { "mclock-weight=1000001", NULL };
+	static const char *const resbig[] = { "mclock-reservation=1000000001", NULL };
 	static const char *const both[] = { "limit-iops=100", "limit-iops-read=50", NULL };
 	static const char *const bboth[] = { "limit-bps=100", "burst-bps=200",
 					     "burst-bps-write=300", "limit-bps-write=10", NULL };
@@ -291,8 +292,10 @@ static void test_qos_bad(void **state)
 	expect_refused(notnum, "limit-iops=fast: must be 0 (unset) or an integer from 1 to ");
 	expect_refused(neg, "limit-bps=-1: must be 0 (unset)");
 	expect_refused(big, "limit-bps=1000000000000001: must be 0 (unset)");
-	expect_refused(weight, "mclock-weight=1001: must be 0 (unset) or an integer from 1 "
-		       "to 1000");
+	expect_refused(weight, "mclock-weight=1000001: must be 0 (unset) or an integer from 1 "
+		       "to 1000000");
+	expect_refused(resbig, "mclock-reservation=1000000001: must be 0 (unset) or an integer "
+		       "from 1 to 1000000000 ops/s");
 	expect_refused(both, "limit-iops-read=50: cannot be combined with limit-iops=100");
 	expect_refused(bboth, "limit-bps-write=10: cannot be combined with limit-bps=100");
 	expect_refused(nolimit, "burst-iops=100: needs limit-iops as well");
