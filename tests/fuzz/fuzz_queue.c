@@ -5,6 +5,10 @@
  * down. Any violation of the model prints the call sequence and aborts, so libFuzzer keeps
  * the input; sanitizers catch what the model cannot see.
  *
+ * An input whose first byte is 'Z' drives the zoned model instead (tests/model/elv_zmodel.h):
+ * a queue with the zone write plugging stage attached, zone operations among the calls, and
+ * the zoned invariants checked after every call.
+ *
  * ELV_FUZZ_EXCLUDE (environment, comma-separated policy names) leaves policies out, for
  * example one whose known bug would otherwise stop every run. A name that is no built-in
  * policy, or a list that leaves none, stops the fuzzer at once: it never runs empty.
@@ -16,6 +20,7 @@
 
 #define EM_SLOTS 24 /* fewer descriptors: full queues and reuse come sooner */
 #include "../model/elv_model.h"
+#include "../model/elv_zmodel.h"
 
 #define FQ_MAX_CALLS 2048u
 
@@ -23,6 +28,7 @@ static uint64_t fq_mem[1u << 17];
 static struct em fq_m;
 static struct em_call fq_calls[FQ_MAX_CALLS];
 static int fq_ready;
+static struct ez fq_z;
 
 static int fq_listed(const char *list, const char *name)
 {
@@ -103,6 +109,26 @@ static void fq_die(struct em *m, const struct em_config *c, size_t n)
 	abort();
 }
 
+/* The zoned model on the bytes after the 'Z'. */
+static void fq_zoned(const uint8_t *data, size_t size)
+{
+	struct ez *z = &fq_z;
+	struct ez_src src;
+	unsigned i;
+
+	for (i = 0; i < fq_m.npols; i++)
+		z->pols[i] = fq_m.pols[i].p;
+	z->npols = fq_m.npols;
+	memset(&src, 0, sizeof(src));
+	src.p = data;
+	src.n = size;
+	if (ez_episode(z, &src, FQ_MAX_CALLS) != 0) {
+		fprintf(stderr, "ZONED VIOLATION after %llu calls: %s\n(rerun the input with "
+			"ELV_ZONED_LOG=1 to print the calls)\n", (unsigned long long)z->ops, z->err);
+		abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -114,7 +140,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!fq_ready) {
 		fq_setup(m);
+		fq_z.log = getenv("ELV_ZONED_LOG") ? stderr : NULL;
 		fq_ready = 1;
+	}
+	if (size > 0 && data[0] == 'Z') {
+		fq_zoned(data + 1, size - 1);
+		return 0;
 	}
 	memset(&src, 0, sizeof(src));
 	src.p = data;
