@@ -397,6 +397,16 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 	 * Nothing waits under the top, so nothing waits in the stream's own FIFO either. */
 	if (t->nr_wait[dir])
 		goto hold;
+	if (!cg) { /* the usual case: the stream's own client alone */
+		if (cs->has_thr) {
+			w = elv_thr_take(&cs->thr, dir, elv_qos_bytes(&cs->thr, rq), now);
+			if (w)
+				goto hold;
+			cs->st.admitted++;
+			cs->st.bytes += (uint64_t)rq->nr_sectors << 9;
+		}
+		return m ? elv_qos_enter_mc(q, qs, m, rq, now) : ELV_STAGE_PASS;
+	}
 	if (cs && cs->has_thr)
 		w = elv_thr_wait(&cs->thr, dir, elv_qos_bytes(&cs->thr, rq), now, 0);
 	if (cg && cg->has_thr) {

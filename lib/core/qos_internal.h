@@ -74,6 +74,8 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued);
 /* Count a request that goes at @now. */
 void elv_thr_charge(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now);
+/* elv_thr_wait() with nothing waiting, then elv_thr_charge() when the wait is 0. */
+uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now);
 /* Internal consistency for elv_queue_check(): 0 or ELV_EINVAL. */
 int elv_thr_check(const struct elv_thr *th);
 

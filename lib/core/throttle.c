@@ -424,7 +424,8 @@ static void elv_iomax_trim(struct elv_iomax_dir *d, uint64_t now, uint64_t slice
 
 /* ---- the meter ----------------------------------------------------------------------- */
 
-uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued)
+static ELV_SPEED_INLINE uint64_t elv_thr_wait_in(struct elv_thr *th, int dir, uint64_t bytes,
+						 uint64_t now, int queued)
 {
 	uint64_t w = 0, x;
 	unsigned i;
@@ -447,7 +448,8 @@ uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now,
 	return w;
 }
 
-void elv_thr_charge(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
+static ELV_SPEED_INLINE void elv_thr_charge_in(struct elv_thr *th, int dir, uint64_t bytes,
+					       uint64_t now)
 {
 	unsigned i;
 
@@ -465,6 +467,25 @@ void elv_thr_charge(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
 	}
 	for (i = 0; i < th->nr_dir[dir]; i++)
 		elv_bucket_charge(&th->u.b[th->dir_idx[dir][i]], bytes, th->op_size, now);
+}
+
+uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued)
+{
+	return elv_thr_wait_in(th, dir, bytes, now, queued);
+}
+
+void elv_thr_charge(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
+{
+	elv_thr_charge_in(th, dir, bytes, now);
+}
+
+uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
+{
+	uint64_t w = elv_thr_wait_in(th, dir, bytes, now, 0);
+
+	if (!w)
+		elv_thr_charge_in(th, dir, bytes, now);
+	return w;
 }
 
 int elv_thr_check(const struct elv_thr *th)
