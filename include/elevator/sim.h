@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "elevator/elevator.h"
+#include "elevator/qos.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -384,6 +385,10 @@ struct elv_sim_stream_spec {
 
 /** @brief A tunable override ("name", value). */
 struct elv_sim_set {
+	/** Its throttle when the run has the QoS stage (elv_sim_config::qos); all zero: none. */
+	struct elv_throttle_settings throttle;
+	/** Its mClock settings when the run has the QoS stage; all zero: not an mClock client. */
+	struct elv_mclock_settings mclock;
 	char name[32]; /**< Tunable name. */
 	int64_t value; /**< Value in the tunable's unit. */
 };
@@ -446,6 +451,10 @@ struct elv_sim_lat {
 
 /** @brief Why a run stopped before every foreground stream finished. */
 enum elv_sim_cut {
+	/** 1: attach the QoS stage with @c qos_set; each stream with throttle or mClock settings
+	 *  (elv_sim_stream_spec) becomes one of its clients (its writeback thread another). */
+	uint8_t qos;
+	struct elv_qos_settings qos_set; /**< Settings of the QoS stage. */
 	ELV_SIM_CUT_NONE = 0,       /**< The run is complete. */
 	ELV_SIM_CUT_TIME_LIMIT = 1, /**< elv_sim_config::time_limit_ns was reached. */
 	ELV_SIM_CUT_STALL = 2       /**< Nothing could happen any more while a stream waited. */
@@ -618,6 +627,28 @@ struct elv_sim_scn_result {
 	uint32_t nr_sweep;                   /**< Points in @c sweep (classic). */
 	struct elv_sim_rate_point sweep[ELV_SIM_MAX_RATES]; /**< Arrival-rate sweep (classic). */
 	/** The headline metric measured again with the scenario's background streams left out
+/** @brief Most clients of the qos scenario's allocation. */
+#define ELV_SIM_MAX_QOS_CLIENTS 8
+/** @brief Most points of the qos scenario's burst timeline. */
+#define ELV_SIM_MAX_BURST 40
+
+/** @brief One mClock client of the qos scenario: settings, prediction and measurement. */
+struct elv_sim_qos_client {
+	char name[32];          /**< Stream name. */
+	double reservation;     /**< Requests per second reserved (0: none). */
+	double weight;          /**< Weight. */
+	double limit;           /**< Requests per second at most (0: none). */
+	double predicted_iops;  /**< What mClock should give it on the measured capacity. */
+	double measured_iops;   /**< What it got. */
+};
+
+/** @brief One interval of the qos scenario's throttled client. */
+struct elv_sim_burst_point {
+	double t_s;     /**< Start of the interval (s). */
+	double iops;    /**< Its requests completed per second in the interval. */
+	double cap;     /**< What the throttle allows in the interval on average (ops/s). */
+};
+
 	 *  (startup: the start-up time on an idle disk); 0 for the other scenarios. */
 	double reference;
 };
@@ -634,6 +665,12 @@ struct elv_sim_report {
 	double expect_qd1_iops;    /**< tcq-depth: QD1 iops the parameter sheet predicts. */
 };
 
+	/** qos: the device's measured capacity in requests per second (all clients together). */
+	double qos_capacity;
+	uint32_t nr_qos;                     /**< Clients in @c qos (qos scenario). */
+	struct elv_sim_qos_client qos[ELV_SIM_MAX_QOS_CLIENTS]; /**< Allocation per client. */
+	uint32_t nr_burst;                   /**< Points in @c burst (qos scenario). */
+	struct elv_sim_burst_point burst[ELV_SIM_MAX_BURST]; /**< The throttled client over time. */
 /** @brief Options of a scenario run. */
 struct elv_sim_scn_opts {
 	const struct elv_sim_dev_params *dev; /**< Device override, or NULL for the default. */

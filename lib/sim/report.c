@@ -83,6 +83,59 @@ static void json_sweep(FILE *f, const struct elv_sim_scn_result *sr)
 	fputc(']', f);
 }
 
+/* qos: each client's settings, predicted and measured rate; the burst over time. */
+static void json_qos(FILE *f, const struct elv_sim_scn_result *sr)
+{
+	unsigned i;
+
+	fprintf(f, ",\n      \"qos_capacity_iops\": %.6g, \"qos\": [", fin(sr->qos_capacity));
+	for (i = 0; i < sr->nr_qos; i++) {
+		const struct elv_sim_qos_client *q = &sr->qos[i];
+
+		fprintf(f, "%s{\"name\": ", i ? ", " : "");
+		json_str(f, q->name);
+		fprintf(f, ", \"reservation\": %.6g, \"weight\": %.6g, \"limit\": %.6g, "
+			"\"predicted_iops\": %.6g, \"measured_iops\": %.6g}", fin(q->reservation),
+			fin(q->weight), fin(q->limit), fin(q->predicted_iops), fin(q->measured_iops));
+	}
+	fprintf(f, "],\n      \"burst\": [");
+	for (i = 0; i < sr->nr_burst; i++)
+		fprintf(f, "%s{\"t_s\": %.6g, \"iops\": %.6g, \"cap_iops\": %.6g}", i ? ", " : "",
+			fin(sr->burst[i].t_s), fin(sr->burst[i].iops), fin(sr->burst[i].cap));
+	fputc(']', f);
+}
+
+static void table_qos(FILE *f, const struct elv_sim_report *rep)
+{
+	unsigned i, k;
+
+	for (i = 0; i < rep->nr; i++) {
+		const struct elv_sim_scn_result *sr = &rep->res[i];
+
+		if (!sr->nr_qos)
+			continue;
+		fprintf(f, "  %s: mClock on %.0f requests/s (measured)\n", sr->run.policy,
+			sr->qos_capacity);
+		fprintf(f, "    %-10s %11s %7s %9s %11s %11s %7s\n", "client", "reservation",
+			"weight", "limit", "predicted", "measured", "error");
+		for (k = 0; k < sr->nr_qos; k++) {
+			const struct elv_sim_qos_client *q = &sr->qos[k];
+			double p = q->predicted_iops;
+
+			fprintf(f, "    %-10s %11.0f %7.0f %9.0f %11.1f %11.1f %6.1f%%\n", q->name,
+				q->reservation, q->weight, q->limit, p, q->measured_iops,
+				p > 0 ? 100.0 * (q->measured_iops - p) / p : 0.0);
+		}
+		if (!sr->nr_burst)
+			continue;
+		fprintf(f, "    throttled client alone, requests/s per %.2f s (allowed on "
+			"average):\n", sr->nr_burst > 1 ? sr->burst[1].t_s - sr->burst[0].t_s : 0);
+		for (k = 0; k < sr->nr_burst; k++)
+			fprintf(f, "    %6.2f s %9.1f (%.1f)\n", sr->burst[k].t_s, sr->burst[k].iops,
+				sr->burst[k].cap);
+	}
+}
+
 static double sorted_seek_expect(const struct elv_sim_report *rep, const struct elv_sim_result *r)
 {
 	(void)rep;
@@ -175,6 +228,8 @@ static void json_result(FILE *f, const struct elv_sim_report *rep,
 		json_sweep(f, sr);
 	if (sr->reference > 0)
 		fprintf(f, ",\n      \"reference\": %.6g", fin(sr->reference));
+	if (sr->nr_qos)
+		json_qos(f, sr);
 	fprintf(f, "}");
 }
 
@@ -478,5 +533,6 @@ void elv_sim_report_table(FILE *f, const struct elv_sim_report *rep)
 				"(%.1fx)\n", rep->res[i].run.policy, rep->primary_name,
 				rep->res[i].primary, rep->res[i].reference,
 				rep->res[i].primary / rep->res[i].reference);
+	table_qos(f, rep);
 	table_pub(f, rep);
 }

@@ -435,6 +435,137 @@ static double prim_zw(const struct elv_sim_scn_result *r)
 	return (double)r->run.dev.zone_wp_errors;
 }
 
+/* ---- qos ------------------------------------------------------------------------------ */
+
+/*
+ * Four clients with different reservations, weights and limits share one device through
+ * the QoS stage's mClock; every one keeps 32 random 4 KiB reads outstanding, so all are
+ * backlogged and the device runs at capacity. Rates are fractions of the capacity measured
+ * without QoS first, so the scenario means the same on any device. Then a throttled client
+ * alone: a burst at five times its cap, allowed for as long as its burst bucket lasts, then
+ * the cap.
+ */
+static const struct {
+	const char *name;
+	double r, w, l; /* reservation and limit as fractions of the capacity; weight */
+} qos_clients[4] = {
+	{ "reserved", 0.40, 1, 0 },
+	{ "weight-1", 0, 1, 0 },
+	{ "weight-3", 0, 3, 0 },
+	{ "limited", 0.05, 4, 0.15 },
+};
+#define QOS_SECONDS 4.0       /* allocation run, scale 1 */
+#define QOS_BURST_SECONDS 6.0 /* burst run */
+#define QOS_BURST_AVG 0.05    /* the throttled client's cap, fraction of the capacity */
+#define QOS_BURST_MAX 0.25    /* its burst rate */
+#define QOS_BURST_LEN 2       /* seconds of burst at that rate */
+#define QOS_BURST_POINTS 30   /* intervals of 200 ms */
+/* A foreground reader that only marks time: one 4 KiB read every 100 ms, no QoS. */
+#define QOS_TICK_MS 100.0
+
+/* The allocation mClock aims at on capacity @cap: every client max(r, w * x) capped at l,
+ * with x such that the shares add up to the capacity (or every client at its limit). */
+static void qos_predict(const double *r, const double *w, const double *l, unsigned n,
+			double cap, double *out)
+{
+	double lo = 0, hi = cap, x = 0, sum;
+	unsigned i, it;
+
+	for (it = 0; it < 200; it++) {
+		x = (lo + hi) / 2;
+		sum = 0;
+		for (i = 0; i < n; i++) {
+			double a = w[i] * x > r[i] ? w[i] * x : r[i];
+
+			sum += l[i] > 0 && a > l[i] ? l[i] : a;
+		}
+		if (sum > cap)
+			hi = x;
+		else
+			lo = x;
+	}
+	for (i = 0; i < n; i++) {
+		double a = w[i] * lo > r[i] ? w[i] * lo : r[i];
+
+		out[i] = l[i] > 0 && a > l[i] ? l[i] : a;
+	}
+	(void)x;
+}
+
+static void qos_stream(struct elv_sim_config *c, const char *name, unsigned slot)
+{
+	struct elv_sim_stream_spec *s = add_stream(c, name, ELV_SIM_FIXED_QD);
+	uint64_t part = align8(c->dev.capacity / 8);
+
+	s->pattern = ELV_SIM_RANDOM;
+	s->rq_sectors = 8;
+	s->depth = 32;
+	s->region_start = part * slot;
+	s->region_len = part;
+	s->background = 1;
+}
+
+/* The foreground stream that ends the run after about @secs seconds. */
+static void qos_tick(struct elv_sim_config *c, double secs)
+{
+	struct elv_sim_stream_spec *t = add_stream(c, "tick", ELV_SIM_SYNC_READER);
+	uint64_t part = align8(c->dev.capacity / 8);
+
+	t->pattern = ELV_SIM_RANDOM;
+	t->rq_sectors = 8;
+	t->region_start = part * 7;
+	t->region_len = part;
+	t->think_ms = QOS_TICK_MS;
+	t->count = (uint64_t)(secs * 1000.0 / QOS_TICK_MS + 0.5);
+}
+
+/* The four clients, with mClock settings from capacity @cap (0: none). */
+static void build_qos_with(struct elv_sim_config *c, double scale, double cap)
+{
+	unsigned i;
+
+	for (i = 0; i < 4; i++) {
+		qos_stream(c, qos_clients[i].name, i);
+		if (cap > 0) {
+			struct elv_mclock_settings *m = &c->streams[i].mclock;
+
+			m->reservation = (uint64_t)(qos_clients[i].r * cap + 0.5);
+			m->limit = (uint64_t)(qos_clients[i].l * cap + 0.5);
+			m->weight = (uint32_t)qos_clients[i].w;
+		}
+	}
+	c->qos = cap > 0;
+	qos_tick(c, QOS_SECONDS * scale);
+}
+
+static void build_qos(struct elv_sim_config *c, double scale)
+{
+	build_qos_with(c, scale, 0);
+}
+
+/* Flash: the device's capacity for random reads holds steady, which the allocation is
+ * measured against. */
+static int fits_qos(const struct elv_sim_dev_params *p)
+{
+	return p->kind == ELV_SIM_DEV_SSD && p->capacity >= 512 * MB_SECTORS;
+}
+
+/* The largest gap between measured and predicted allocation, relative to the prediction. */
+static double prim_qos(const struct elv_sim_scn_result *r)
+{
+	double worst = 0;
+	unsigned i;
+
+	for (i = 0; i < r->nr_qos; i++) {
+		double p = r->qos[i].predicted_iops;
+		double e = p > 0 ? fabs(r->qos[i].measured_iops - p) / p : 0;
+
+		if (e > worst)
+			worst = e;
+	}
+	return worst;
+}
+
 static const struct scn_def scns[] = {
 	{ "seek-sort", "15 random 512-byte readers over 960,000 sectors: what sorting buys",
 	  "barracuda", pub_seek, 2, "time_s", 1, build_seek, fits_any, prim_makespan },
@@ -458,6 +589,9 @@ static const struct scn_def scns[] = {
 	  build_startup, fits_hdd, prim_startup },
 	{ "seq-readers", "ten sequential readers of 128 MiB each: aggregate throughput",
 	  "ide2003", pub_seqr, 2, "read_MBps", 0, build_seqr, fits_hdd, prim_seqr },
+	{ "qos", "four mClock clients (reservation, weights, limit) on one device, and a "
+	  "throttled burst", "ssd", NULL, 0, "max_alloc_error", 1, build_qos, fits_qos,
+	  prim_qos },
 };
 
 #define NR_SCN (sizeof(scns) / sizeof(scns[0]))
@@ -746,6 +880,137 @@ static int run_startup(const struct elv_sim_dev_params *dev, const struct elv_po
 	return r;
 }
 
+/* Completions of the burst client per interval, from the command trace. */
+struct qos_trace {
+	uint64_t lo, hi;  /* its sectors */
+	uint64_t step_ns;
+	uint64_t count[ELV_SIM_MAX_BURST];
+	const struct elv_sim_scn_opts *o;
+};
+
+static void qos_trace_cb(void *ctx, char ev, uint64_t now, const struct elv_sim_io *io)
+{
+	struct qos_trace *t = ctx;
+	uint64_t k = now / t->step_ns;
+
+	if (t->o->trace)
+		t->o->trace(t->o->trace_ctx, ev, now, io);
+	if (ev == 'C' && io->sector >= t->lo && io->sector < t->hi && k < ELV_SIM_MAX_BURST)
+		t->count[k]++;
+}
+
+/* What the throttle lets through in [a, b) on average: the burst rate until the bucket of
+ * max * length units is full (it fills at max - avg), then the average. */
+static double qos_burst_cap(double a, double b, double avg, double max, double len)
+{
+	double tb = max > avg ? max * len / (max - avg) : 0;
+	double in = tb <= a ? 0 : tb >= b ? b - a : tb - a;
+
+	return (in * max + (b - a - in) * avg) / (b - a);
+}
+
+static int run_qos(const struct elv_sim_dev_params *dev, const struct elv_policy *pol,
+		   const struct elv_sim_scn_opts *o, struct elv_sim_scn_result *sr,
+		   struct prog *pg, double scale)
+{
+	struct elv_sim_config *c = malloc(sizeof(*c));
+	struct elv_sim_result cal, burst;
+	struct qos_trace tr;
+	double base = pg->base, span = pg->span, cap = 0, total = 0, secs;
+	double rr[4], ww[4], ll[4], pred[4];
+	struct elv_throttle_limit *lim;
+	unsigned i;
+	int r;
+
+	if (!c)
+		return ELV_ENOMEM;
+	memset(&cal, 0, sizeof(cal));
+	memset(&burst, 0, sizeof(burst));
+	/* 1. The device's capacity for this load, without QoS. */
+	base_config(c, dev, o, pol);
+	build_qos_with(c, scale, 0);
+	pg->span = span / 3;
+	c->progress = o->progress ? prog_cb : NULL;
+	c->progress_ctx = pg;
+	r = elv_sim_run(c, &cal);
+	if (!r && cal.error)
+		r = cal.error;
+	if (!r) {
+		for (i = 0; i < 4; i++)
+			cap += (double)cal.streams[i].requests;
+		cap = cal.makespan_s > 0 ? cap / cal.makespan_s : 0;
+		r = cap > 0 ? 0 : ELV_EINVAL;
+	}
+	elv_sim_result_free(&cal);
+	/* 2. The four mClock clients. */
+	if (!r) {
+		base_config(c, dev, o, pol);
+		build_qos_with(c, scale, cap);
+		pg->base = base + span / 3;
+		r = elv_sim_run(c, &sr->run);
+		if (!r && sr->run.error)
+			r = sr->run.error;
+	}
+	if (!r) {
+		secs = sr->run.makespan_s;
+		sr->nr_qos = 4;
+		for (i = 0; i < 4; i++) {
+			struct elv_sim_qos_client *q = &sr->qos[i];
+
+			snprintf(q->name, sizeof(q->name), "%s", qos_clients[i].name);
+			q->reservation = rr[i] = (double)c->streams[i].mclock.reservation;
+			q->weight = ww[i] = (double)c->streams[i].mclock.weight;
+			q->limit = ll[i] = (double)c->streams[i].mclock.limit;
+			q->measured_iops = secs > 0 ? (double)sr->run.streams[i].requests / secs : 0;
+			total += q->measured_iops;
+		}
+		/* Predicted on the capacity the device delivered under QoS. */
+		sr->qos_capacity = total;
+		qos_predict(rr, ww, ll, 4, total, pred);
+		for (i = 0; i < 4; i++)
+			sr->qos[i].predicted_iops = pred[i];
+	}
+	/* 3. A throttled client alone: burst, then the cap. */
+	if (!r) {
+		base_config(c, dev, o, pol);
+		qos_stream(c, "burst", 0);
+		c->streams[0].depth = 8;
+		lim = &c->streams[0].throttle.limit[ELV_THROTTLE_IOPS_TOTAL];
+		lim->avg = (uint64_t)(QOS_BURST_AVG * cap + 0.5);
+		lim->max = (uint64_t)(QOS_BURST_MAX * cap + 0.5);
+		lim->max_length = QOS_BURST_LEN;
+		c->qos = 1;
+		qos_tick(c, QOS_BURST_SECONDS);
+		memset(&tr, 0, sizeof(tr));
+		tr.lo = c->streams[0].region_start;
+		tr.hi = tr.lo + c->streams[0].region_len;
+		/* Intervals a multiple of the 100 ms the meter's smoothing releases in. */
+		tr.step_ns = (uint64_t)(QOS_BURST_SECONDS * 1e9 / QOS_BURST_POINTS);
+		tr.o = o;
+		c->trace = qos_trace_cb;
+		c->trace_ctx = &tr;
+		pg->base = base + span * 2 / 3;
+		r = elv_sim_run(c, &burst);
+		if (!r && burst.error)
+			r = burst.error;
+		for (i = 0; !r && i < QOS_BURST_POINTS; i++) {
+			struct elv_sim_burst_point *bp = &sr->burst[i];
+			double a = (double)(i * tr.step_ns) / 1e9, b = a + (double)tr.step_ns / 1e9;
+
+			bp->t_s = a;
+			bp->iops = (double)tr.count[i] / (b - a);
+			bp->cap = qos_burst_cap(a, b, (double)lim->avg, (double)lim->max,
+						QOS_BURST_LEN);
+			sr->nr_burst = i + 1;
+		}
+		elv_sim_result_free(&burst);
+	}
+	pg->base = base;
+	pg->span = span;
+	free(c);
+	return r;
+}
+
 int elv_sim_scenario_run(unsigned i, const struct elv_policy *const *policies, unsigned nr,
 			 const struct elv_sim_scn_opts *o, struct elv_sim_report *rep)
 {
@@ -791,6 +1056,8 @@ int elv_sim_scenario_run(unsigned i, const struct elv_policy *const *policies, u
 			r = run_classic(&dev, policies[k], o, sr, &pg, scale);
 		} else if (sd->build == build_startup) {
 			r = run_startup(&dev, policies[k], o, sr, &pg, scale);
+		} else if (sd->build == build_qos) {
+			r = run_qos(&dev, policies[k], o, sr, &pg, scale);
 		} else {
 			base_config(c, &dev, o, policies[k]);
 			sd->build(c, scale);

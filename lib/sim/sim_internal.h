@@ -185,6 +185,7 @@ struct elv__stream {
 	uint64_t done_ns;
 	uint8_t finished;       /* generator said DONE */
 	uint8_t registered;
+	struct elv_qos_client qc[2]; /* QoS clients of es and es_wb (elv_sim_config::qos) */
 	uint64_t wake_at;       /* pending wake-up event, or ELV_TIME_NEVER */
 	struct elv__vec rlat;
 	struct elv__vec wlat;

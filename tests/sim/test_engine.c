@@ -356,7 +356,7 @@ static void test_report_formats(void **state)
 	assert_non_null(strstr(buf, "seek-sort,barracuda,1,noop,reader14,"));
 	elv_sim_report_free(&rep);
 	/* Scenario metadata. */
-	assert_int_equal(elv_sim_scenario_count(), 10);
+	assert_int_equal(elv_sim_scenario_count(), 11);
 	assert_int_equal(elv_sim_scenario_find("nonesuch"), -1);
 	assert_string_equal(elv_sim_scenario_device((unsigned)elv_sim_scenario_find("tcq-depth")),
 			    "barracuda");
