@@ -371,6 +371,10 @@ struct elv_sim_stream_spec {
 	 *  from the I/O priority. */
 	uint16_t weight;
 	uint32_t start_ms;      /**< Simulated time (ms) before which it issues nothing. */
+	/** Its throttle when the run has the QoS stage (elv_sim_config::qos); all zero: none. */
+	struct elv_throttle_settings throttle;
+	/** Its mClock settings when the run has the QoS stage; all zero: not an mClock client. */
+	struct elv_mclock_settings mclock;
 };
 
 /** @brief Most chosen latency percentiles of one run. */
@@ -385,10 +389,6 @@ struct elv_sim_stream_spec {
 
 /** @brief A tunable override ("name", value). */
 struct elv_sim_set {
-	/** Its throttle when the run has the QoS stage (elv_sim_config::qos); all zero: none. */
-	struct elv_throttle_settings throttle;
-	/** Its mClock settings when the run has the QoS stage; all zero: not an mClock client. */
-	struct elv_mclock_settings mclock;
 	char name[32]; /**< Tunable name. */
 	int64_t value; /**< Value in the tunable's unit. */
 };
@@ -437,6 +437,10 @@ struct elv_sim_config {
 	 *  weight group_weight[k - 1], 1..ELV_GROUP_WEIGHT_MAX. */
 	uint32_t nr_groups;
 	uint16_t group_weight[ELV_SIM_MAX_GROUPS]; /**< Weight of each group. */
+	/** 1: attach the QoS stage with @c qos_set; each stream with throttle or mClock settings
+	 *  (elv_sim_stream_spec) becomes one of its clients (its writeback thread another). */
+	uint8_t qos;
+	struct elv_qos_settings qos_set; /**< Settings of the QoS stage. */
 };
 
 /** @brief Latency summary in milliseconds (nearest-rank percentiles). */
@@ -451,10 +455,6 @@ struct elv_sim_lat {
 
 /** @brief Why a run stopped before every foreground stream finished. */
 enum elv_sim_cut {
-	/** 1: attach the QoS stage with @c qos_set; each stream with throttle or mClock settings
-	 *  (elv_sim_stream_spec) becomes one of its clients (its writeback thread another). */
-	uint8_t qos;
-	struct elv_qos_settings qos_set; /**< Settings of the QoS stage. */
 	ELV_SIM_CUT_NONE = 0,       /**< The run is complete. */
 	ELV_SIM_CUT_TIME_LIMIT = 1, /**< elv_sim_config::time_limit_ns was reached. */
 	ELV_SIM_CUT_STALL = 2       /**< Nothing could happen any more while a stream waited. */
@@ -613,20 +613,6 @@ struct elv_sim_rate_point {
 /** @brief Most points of an arrival-rate sweep. */
 #define ELV_SIM_MAX_RATES 8
 
-/** @brief Results of one scenario under one policy. */
-struct elv_sim_scn_result {
-	struct elv_sim_result run;           /**< The run (for tcq-depth: the deepest point). */
-	uint32_t nr_curve;                   /**< Points in the curves (tcq-depth). */
-	struct elv_sim_qd_point curve[ELV_SIM_MAX_QD];      /**< With the device's own order. */
-	struct elv_sim_qd_point curve_fcfs[ELV_SIM_MAX_QD]; /**< Drive FCFS. */
-	struct elv_sim_qd_point curve_sstf[ELV_SIM_MAX_QD]; /**< Drive SSTF. */
-	struct elv_sim_qd_point curve_sptf[ELV_SIM_MAX_QD]; /**< Drive SPTF. */
-	/** Drive SPTF, the QD reads issued by QD processes with one read each. */
-	struct elv_sim_qd_point curve_procs[ELV_SIM_MAX_QD];
-	double primary;                      /**< The scenario's headline metric. */
-	uint32_t nr_sweep;                   /**< Points in @c sweep (classic). */
-	struct elv_sim_rate_point sweep[ELV_SIM_MAX_RATES]; /**< Arrival-rate sweep (classic). */
-	/** The headline metric measured again with the scenario's background streams left out
 /** @brief Most clients of the qos scenario's allocation. */
 #define ELV_SIM_MAX_QOS_CLIENTS 8
 /** @brief Most points of the qos scenario's burst timeline. */
@@ -649,8 +635,28 @@ struct elv_sim_burst_point {
 	double cap;     /**< What the throttle allows in the interval on average (ops/s). */
 };
 
+/** @brief Results of one scenario under one policy. */
+struct elv_sim_scn_result {
+	struct elv_sim_result run;           /**< The run (for tcq-depth: the deepest point). */
+	uint32_t nr_curve;                   /**< Points in the curves (tcq-depth). */
+	struct elv_sim_qd_point curve[ELV_SIM_MAX_QD];      /**< With the device's own order. */
+	struct elv_sim_qd_point curve_fcfs[ELV_SIM_MAX_QD]; /**< Drive FCFS. */
+	struct elv_sim_qd_point curve_sstf[ELV_SIM_MAX_QD]; /**< Drive SSTF. */
+	struct elv_sim_qd_point curve_sptf[ELV_SIM_MAX_QD]; /**< Drive SPTF. */
+	/** Drive SPTF, the QD reads issued by QD processes with one read each. */
+	struct elv_sim_qd_point curve_procs[ELV_SIM_MAX_QD];
+	double primary;                      /**< The scenario's headline metric. */
+	uint32_t nr_sweep;                   /**< Points in @c sweep (classic). */
+	struct elv_sim_rate_point sweep[ELV_SIM_MAX_RATES]; /**< Arrival-rate sweep (classic). */
+	/** The headline metric measured again with the scenario's background streams left out
 	 *  (startup: the start-up time on an idle disk); 0 for the other scenarios. */
 	double reference;
+	/** qos: the device's measured capacity in requests per second (all clients together). */
+	double qos_capacity;
+	uint32_t nr_qos;                     /**< Clients in @c qos (qos scenario). */
+	struct elv_sim_qos_client qos[ELV_SIM_MAX_QOS_CLIENTS]; /**< Allocation per client. */
+	uint32_t nr_burst;                   /**< Points in @c burst (qos scenario). */
+	struct elv_sim_burst_point burst[ELV_SIM_MAX_BURST]; /**< The throttled client over time. */
 };
 
 /** @brief A scenario's report across policies. */
@@ -665,12 +671,6 @@ struct elv_sim_report {
 	double expect_qd1_iops;    /**< tcq-depth: QD1 iops the parameter sheet predicts. */
 };
 
-	/** qos: the device's measured capacity in requests per second (all clients together). */
-	double qos_capacity;
-	uint32_t nr_qos;                     /**< Clients in @c qos (qos scenario). */
-	struct elv_sim_qos_client qos[ELV_SIM_MAX_QOS_CLIENTS]; /**< Allocation per client. */
-	uint32_t nr_burst;                   /**< Points in @c burst (qos scenario). */
-	struct elv_sim_burst_point burst[ELV_SIM_MAX_BURST]; /**< The throttled client over time. */
 /** @brief Options of a scenario run. */
 struct elv_sim_scn_opts {
 	const struct elv_sim_dev_params *dev; /**< Device override, or NULL for the default. */
