@@ -362,14 +362,19 @@ static int floor_setup(struct bench_state *b, size_t nr_ios)
 /*
  * "<policy>+throttle": every stream capped by a leaky-bucket throttle (bytes and operations)
  * it never reaches, so each request is metered and passes; "<policy>+mclock": every stream an
- * mClock client (reservation, weight) with the stage letting `depth` requests out. The cost
- * of the QoS stage is the difference from the plain policy's row.
+ * mClock client (reservation, weight) with the stage letting `depth` requests out;
+ * "<policy>+none": the stage attached and every stream a client without settings (the
+ * stage mechanism alone). The cost of the QoS stage is the difference from the plain
+ * policy's figures with the same streams (--count <policy> DEPTH 4 PATTERN OPS).
  */
 static const char *qos_kind(const char *impl)
 {
 	const char *plus = strchr(impl, '+');
 
-	return plus && (!strcmp(plus, "+throttle") || !strcmp(plus, "+mclock")) ? plus + 1 : NULL;
+	return plus && (!strcmp(plus, "+throttle") || !strcmp(plus, "+mclock") ||
+			!strcmp(plus, "+none"))
+		       ? plus + 1
+		       : NULL;
 }
 
 static const struct elv_policy *impl_policy(const char *impl)
@@ -400,9 +405,11 @@ static int qos_setup(struct bench_state *b, const char *kind)
 	for (i = 0; i < b->c->streams; i++) {
 		m.reservation = 1000;
 		m.weight = 1 + i % 4;
-		if (elv_qos_stream_attach(b->q, &b->streams[i], &b->clients[i], 0) ||
-		    (!strcmp(kind, "throttle") ? elv_qos_set_throttle(b->q, &b->clients[i], &t, 0)
-					       : elv_qos_set_mclock(b->q, &b->clients[i], &m, 0)))
+		if (elv_qos_stream_attach(b->q, &b->streams[i], &b->clients[i], 0))
+			return -1;
+		if (!strcmp(kind, "throttle") ? elv_qos_set_throttle(b->q, &b->clients[i], &t, 0)
+		    : !strcmp(kind, "mclock") ? elv_qos_set_mclock(b->q, &b->clients[i], &m, 0)
+					      : 0)
 			return -1;
 	}
 	return 0;
