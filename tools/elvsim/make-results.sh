@@ -57,4 +57,6 @@ python3 "$root/tools/elvsim/classic_md.py" "$out" "$root/docs/classic-response.s
 [ -z "$real" ] || printf '\n%s\n' "$real" >>"$root/docs/results.md"
 # BFQ's published claims, weights and groups: their own section, before the real traces.
 "$root/tools/elvsim/bfq-results.sh" "$build"
+# Zoned storage: the zone write plugging stage on the smr and zns models, its own section.
+"$root/tools/elvsim/zoned-results.sh" "$build"
 echo "wrote docs/results.md"
