@@ -294,7 +294,7 @@ struct elv_stage_ops {
 	/* @rq, which this stage passed on, was dispatched. Optional. */
 	void (*dispatched)(struct elv_queue *q, struct elv_request *rq, uint64_t now);
 	/* @rq, which this stage passed on, came back: 0 done, < 0 failed, or
-	 * ELV_STAGE_WITHDRAWN (cancelled or drained unserved). Every stage is told. */
+	 * ELV_STAGE_WITHDRAWN (cancelled or drained unserved). Every stage is told. Optional. */
 	void (*completed)(struct elv_queue *q, struct elv_request *rq, int status, uint64_t now);
 	/* Move every held request onto @list (through fifo), oldest first, for elv_drain(). */
 	void (*take_all)(struct elv_queue *q, struct elv_list *list);

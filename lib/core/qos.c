@@ -471,16 +471,6 @@ static uint64_t elv_qos_next_event(const struct elv_queue *q)
 	return t;
 }
 
-static void elv_qos_completed(struct elv_queue *q, struct elv_request *rq, int status,
-			      uint64_t now)
-{
-	/* mClock's depth is counted from the queue's own counters: nothing to do. */
-	(void)q;
-	(void)rq;
-	(void)status;
-	(void)now;
-}
-
 /* Is @rq on list @h? */
 static int elv_qos_on(const struct elv_list *h, const struct elv_request *rq)
 {
@@ -702,11 +692,11 @@ static int elv_qos_check(const struct elv_queue *q)
 	return n == qs->nr_held ? (int)n : ELV_EINVAL;
 }
 
+/* No completed hook: mClock's depth is counted from the queue's own counters. */
 static const struct elv_stage_ops elv_qos_ops = {
 	.admit = elv_qos_admit,
 	.next_event = elv_qos_next_event,
 	.release = elv_qos_release,
-	.completed = elv_qos_completed,
 	.take_all = elv_qos_take_all,
 	.cancel = elv_qos_cancel,
 	.check = elv_qos_check,

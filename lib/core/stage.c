@@ -35,8 +35,9 @@
  *   completed(q, rq, s, t) a request the stages passed on came back from the device (s = 0
  *                         done, s < 0 the host's error from elv_complete_status()), or left
  *                         the queue unserved from the policy or the requeue list (cancel,
- *                         drain: s = ELV_STAGE_WITHDRAWN). Every attached stage is told;
- *                         each ignores requests that are not its business.
+ *                         drain: s = ELV_STAGE_WITHDRAWN). Every attached stage with the
+ *                         hook is told; each ignores requests that are not its business.
+ *                         Optional.
  *   take_all(q, list)     elv_drain(): every held request onto @list, oldest first.
  *   cancel(q, rq)         elv_cancel() of a held request: 0 when this stage held it.
  *   allow_merge(q, a, b)  veto a merge of @b onto the end of @a. Optional.
@@ -71,7 +72,7 @@ int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_
 
 	if (err)
 		return err;
-	if (slot >= ELV_STAGE_NR || !ops || !ops->admit || !ops->release || !ops->completed ||
+	if (slot >= ELV_STAGE_NR || !ops || !ops->admit || !ops->release ||
 	    !ops->take_all || !ops->cancel || !ops->check || !ops->next_event)
 		return ELV_EINVAL;
 	/* A request in flight was not seen by the stage: its completion would confuse it. */
@@ -238,7 +239,7 @@ void elv_stages_completed(struct elv_queue *q, struct elv_request *rq, int statu
 	for (i = 0; i < ELV_STAGE_NR; i++) {
 		const struct elv_stage_ops *ops = q->stage[i].ops;
 
-		if (ops)
+		if (ops && ops->completed)
 			ops->completed(q, rq, status, now);
 	}
 }
