@@ -83,3 +83,27 @@ for s in seek-sort write-bomb postmark-usb classic; do
 	fi
 done
 echo "determinism: ok"
+
+# Zoned devices: zoned-writers on smr and zns under every policy with the zone write
+# plugging stage (no write may fail), and under deadline without it (writes must fail off
+# the write pointer: the device reorders what it holds).
+for dev in smr zns; do
+	echo "+ elvsim run zoned-writers --device $dev --policy all --seed 1 --scale 0.5"
+	"$elvsim" run zoned-writers --device "$dev" --policy all --seed 1 --quiet --scale 0.5 \
+		--json "$out/zoned-$dev.json"
+	"$elvsim" run zoned-writers --device "$dev" --policy deadline --seed 1 --quiet \
+		--scale 0.5 --no-zone-stage --json "$out/zoned-$dev-nostage.json"
+	python3 - "$out/zoned-$dev.json" "$out/zoned-$dev-nostage.json" <<'PY'
+import json, sys
+stage, nostage = (json.load(open(p))["results"] for p in sys.argv[1:3])
+assert len(stage) >= 5, "zoned-writers ran under too few policies"
+for r in stage:
+    z = r["zones"]
+    assert z["stage"] and z["wp_errors"] == 0 and z["failed_requests"] == 0, (r["policy"], z)
+    assert r["requests"] >= 4 * 512, (r["policy"], r["requests"])
+z = nostage[0]["zones"]
+assert not z["stage"] and z["wp_errors"] > 0, z
+print(f"zoned: {len(stage)} policies, no failed write with the stage; deadline without it: "
+      f"{z['wp_errors']} write-pointer errors")
+PY
+done
