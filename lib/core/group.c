@@ -94,6 +94,10 @@ int elv_group_exit(struct elv_queue *q, struct elv_group *g, uint64_t now)
 		return ELV_EINVAL;
 	if (g->nr_streams)
 		return ELV_EBUSY;
+	/* Its QoS client goes with it (no stream left, so it holds no request); given the
+	 * host's time, which the detach turns into queue time itself. */
+	if (g->qos)
+		(void)elv_qos_group_detach(q, g, now);
 	now = elv_queue_clock(q, now);
 	fn = ELV_HOOK(q->policy, group_exit);
 	if (fn)

@@ -350,6 +350,10 @@ int elv_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 		return ELV_EINVAL;
 	if (s->nr_rq)
 		return ELV_EBUSY;
+	/* Its QoS client goes with it, as qos.h says (the stage holds none of its requests);
+	 * given the host's time, which the detach turns into queue time itself. */
+	if (s->qos)
+		(void)elv_qos_stream_detach(q, s, now);
 	now = elv_clock(q, now);
 	if (q->policy->stream_exit)
 		q->policy->stream_exit(q, s, now);
