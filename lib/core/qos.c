@@ -608,7 +608,11 @@ static void elv_qos_take_all(struct elv_queue *q, struct elv_list *list)
 	qs->nr_held = 0;
 }
 
-/* Holder @h's requests in direction @dir: held by @q, in arrival order, of direction @dir. */
+/*
+ * Requests on @h held by @q: a holder's in direction @dir are of that direction and in arrival
+ * order; an mClock queue's (@dir -1) are in the order they passed the throttles, which may
+ * put a read before an older write, or one member of a group before another.
+ */
 static int elv_qos_check_fifo(const struct elv_queue *q, const struct elv_list *h, int dir,
 			      uint32_t nr)
 {
@@ -620,7 +624,7 @@ static int elv_qos_check_fifo(const struct elv_queue *q, const struct elv_list *
 		const struct elv_request *rq = elv_list_rq(l);
 
 		if (rq->state != ELV_RQ_HELD || rq->hlink.owner != q ||
-		    (dir >= 0 && elv_rq_dir(rq) != dir) || (prev && elv_rq_seq_cmp(prev, rq) > 0))
+		    (dir >= 0 && (elv_rq_dir(rq) != dir || (prev && elv_rq_seq_cmp(prev, rq) > 0))))
 			return ELV_EINVAL;
 		prev = rq;
 	}

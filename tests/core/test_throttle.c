@@ -438,6 +438,177 @@ static void test_attach_rules(void **state)
 	qs_fini(&S);
 }
 
+static uint64_t rnd(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* Random settings, valid or not, of either flavour. */
+static void random_throttle(uint64_t *x, struct elv_throttle_settings *t)
+{
+	static const uint64_t rates[] = { 0, 0, 1, 10, 100, 5000, 1000000, 1ull << 40 };
+	int k;
+
+	memset(t, 0, sizeof(*t));
+	t->mode = (uint8_t)(rnd(x) % 2);
+	for (k = 0; k < ELV_THROTTLE_NR; k++) {
+		if (rnd(x) % 3)
+			continue;
+		t->limit[k].avg = rates[rnd(x) % 8];
+		if (t->mode == ELV_THROTTLE_BUCKET && rnd(x) % 2) {
+			t->limit[k].max = t->limit[k].avg * (1 + rnd(x) % 20);
+			t->limit[k].max_length = (uint32_t)(rnd(x) % 5);
+		}
+	}
+	if (t->mode == ELV_THROTTLE_BUCKET && rnd(x) % 4 == 0)
+		t->iops_size = 4096;
+}
+
+/*
+ * Every call in random order on streams in and out of a group, with and without clients,
+ * both throttle flavours and mClock switched on and off under way, the clock starting just
+ * before it wraps: elv_queue_check() holds after every step, no request is lost (the library
+ * holds exactly those it accepted and has not handed back), every call answers as documented,
+ * and everything comes back out at the end.
+ */
+static void test_random_ops(void **state)
+{
+	struct elv_request *inflight[64], *rq;
+	struct elv_throttle_settings t;
+	struct elv_mclock_settings m;
+	struct elv_qos_settings set;
+	struct elv_qos_client *cl;
+	struct elv_stats st;
+	unsigned nr_inflight, p, step, k, held, saw_thr, saw_mc, saw_group;
+	struct elv_qos_client_stats cst;
+	uint64_t x;
+	int r, err, i;
+
+	(void)state;
+	for (p = 0; p < QS_NR_POLICIES; p++) {
+		x = 0x9E3779B97F4A7C15ull + p;
+		qs_init_at(&S, qs_policies[p], NULL, UINT64_MAX - 3 * (uint64_t)QS_SEC);
+		qs_group(&S, 0);
+		qs_stream(&S, 0, 0, 1);
+		qs_stream(&S, 1, 0, 0);
+		qs_stream(&S, 2, -1, 1);
+		qs_stream(&S, 3, -1, 0);
+		nr_inflight = 0;
+		saw_thr = saw_mc = saw_group = 0;
+		for (step = 0; step < 6000; step++) {
+			unsigned op = (unsigned)(rnd(&x) % 100);
+
+			if (op < 40) {
+				static const uint8_t ops[] = { ELV_OP_READ, ELV_OP_WRITE,
+							       ELV_OP_DISCARD, ELV_OP_FLUSH };
+				uint8_t o = ops[rnd(&x) % 4];
+
+				r = qs_add_op(&S, (int)(rnd(&x) % 4), o,
+					      o == ELV_OP_FLUSH ? 0 : 512u << (rnd(&x) % 8));
+				assert_true(r == 0 || r == ELV_EAGAIN);
+			} else if (op < 60) {
+				if (nr_inflight < 64 &&
+				    elv_dispatch(S.q, S.now, (unsigned)(rnd(&x) % 2), &rq) == 0) {
+					qs_note(&S, rq);
+					inflight[nr_inflight++] = rq;
+				}
+			} else if (op < 72) {
+				if (nr_inflight) {
+					k = (unsigned)(rnd(&x) % nr_inflight);
+					rq = inflight[k];
+					inflight[k] = inflight[--nr_inflight];
+					assert_int_equal(elv_complete(S.q, rq, S.now), 0);
+					qs_free(elv_container_of(rq, struct qs_io, rq));
+				}
+			} else if (op < 78) {
+				k = (unsigned)(rnd(&x) % QS_POOL);
+				if (S.pool[k].used && (S.pool[k].rq.ELV_PRIVATE(state) == ELV_RQ_HELD ||
+						       S.pool[k].rq.ELV_PRIVATE(state) == ELV_RQ_QUEUED)) {
+					assert_int_equal(elv_cancel(S.q, &S.pool[k].rq), 0);
+					S.waiting[S.pool[k].stream]--;
+					qs_free(&S.pool[k]);
+				}
+			} else if (op < 79) {
+				assert_true(elv_drain(S.q, qs_drain_fn, &S) >= 0);
+			} else if (op < 80) {
+				assert_int_equal(
+					elv_switch(S.q, qs_policies[rnd(&x) % QS_NR_POLICIES], S.now), 0);
+			} else if (op < 87) {
+				cl = rnd(&x) % 3 == 0 ? &S.cg[0] : &S.cs[rnd(&x) % 2 ? 0 : 2];
+				random_throttle(&x, &t);
+				err = elv_throttle_check(&t);
+				r = elv_qos_set_throttle(S.q, cl, rnd(&x) % 5 ? &t : NULL, S.now);
+				assert_true(r == 0 || r == err);
+			} else if (op < 92) {
+				cl = rnd(&x) % 3 == 0 ? &S.cg[0] : &S.cs[rnd(&x) % 2 ? 0 : 2];
+				memset(&m, 0, sizeof(m));
+				m.reservation = rnd(&x) % 3 ? 0 : 1 + rnd(&x) % 500;
+				m.weight = (uint32_t)(rnd(&x) % 8);
+				m.limit = rnd(&x) % 2 ? 0 : rnd(&x) % 1000;
+				err = elv_mclock_check(&m);
+				r = elv_qos_set_mclock(S.q, cl, rnd(&x) % 4 ? &m : NULL, S.now);
+				assert_true(r == 0 || r == err || r == ELV_EBUSY);
+			} else if (op < 94) {
+				memset(&set, 0, sizeof(set));
+				set.at_limit = (uint8_t)(rnd(&x) % 3);
+				set.depth = (uint32_t)(rnd(&x) % 6);
+				set.cost_size = rnd(&x) % 2 ? 0 : 4096;
+				assert_int_equal(elv_qos_set(S.q, &set, S.now), 0);
+			} else if (op < 97) {
+				S.now += rnd(&x) % (20 * QS_MS);
+			} else {
+				uint64_t next = elv_next_event(S.q);
+
+				if (next != ELV_TIME_NEVER && elv_time_after(next, S.now))
+					S.now = next;
+			}
+			qs_check(&S);
+			/* The library holds exactly what it accepted and has not given back. */
+			for (k = 0, held = 0; k < QS_POOL; k++)
+				held += S.pool[k].used ? 1u : 0u;
+			assert_int_equal(elv_stats(S.q, &st), 0);
+			assert_int_equal(st.queued + st.in_flight, held);
+			assert_int_equal(st.in_flight, nr_inflight);
+			/* What the run reached: throttled and mClock-queued requests, a group's. */
+			for (i = 0; i < 3; i++) {
+				assert_int_equal(elv_qos_client_stats(S.q, i == 2 ? &S.cg[0] : &S.cs[i * 2],
+								      &cst), 0);
+				saw_thr += cst.held_throttle != 0;
+				saw_mc += cst.held_mclock != 0;
+				saw_group += i == 2 && cst.held_throttle + cst.held_mclock != 0;
+			}
+		}
+		assert_true(saw_thr > 100 && saw_mc > 100 && saw_group > 10);
+		/* Everything comes out: complete what is in flight, dispatch the rest. */
+		for (i = 0; i < 100000 && (nr_inflight || elv_stats(S.q, &st) == 0); i++) {
+			while (nr_inflight) {
+				rq = inflight[--nr_inflight];
+				assert_int_equal(elv_complete(S.q, rq, S.now), 0);
+				qs_free(elv_container_of(rq, struct qs_io, rq));
+			}
+			assert_int_equal(elv_stats(S.q, &st), 0);
+			if (!st.queued)
+				break;
+			if (elv_dispatch(S.q, S.now, ELV_DISPATCH_FORCE, &rq) == 0) {
+				qs_note(&S, rq);
+				inflight[nr_inflight++] = rq;
+			} else {
+				uint64_t next = elv_next_event(S.q);
+
+				assert_true(next != ELV_TIME_NEVER); /* held requests have a time */
+				S.now = elv_time_after(next, S.now) ? next : S.now + QS_MS;
+			}
+			qs_check(&S);
+		}
+		assert_int_equal(elv_stats(S.q, &st), 0);
+		assert_int_equal(st.queued + st.in_flight, 0);
+		qs_fini(&S);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -451,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_runtime_change),
 		cmocka_unit_test(test_held_lifecycle),
 		cmocka_unit_test(test_attach_rules),
+		cmocka_unit_test(test_random_ops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

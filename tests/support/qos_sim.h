@@ -65,17 +65,24 @@ static inline void qs_check(struct qsim *qs)
 	assert_int_equal(elv_queue_check(qs->q), 0);
 }
 
-/* A queue running @p with the stage attached (@set NULL: defaults). */
-static inline void qs_init(struct qsim *qs, const struct elv_policy *p,
-			   const struct elv_qos_settings *set)
+/* A queue running @p with the stage attached (@set NULL: defaults), its clock at @t0. */
+static inline void qs_init_at(struct qsim *qs, const struct elv_policy *p,
+			      const struct elv_qos_settings *set, uint64_t t0)
 {
 	size_t len = elv_queue_size_any(NULL);
 
 	memset(qs, 0, sizeof(*qs));
 	assert_true(len <= sizeof(qs->mem));
 	assert_int_equal(elv_queue_init(&qs->q, qs->mem, sizeof(qs->mem), p, NULL), 0);
-	assert_int_equal(elv_qos_attach(qs->q, &qs->qos, set, 0), 0);
+	qs->now = t0;
+	assert_int_equal(elv_qos_attach(qs->q, &qs->qos, set, t0), 0);
 	qs_check(qs);
+}
+
+static inline void qs_init(struct qsim *qs, const struct elv_policy *p,
+			   const struct elv_qos_settings *set)
+{
+	qs_init_at(qs, p, set, 0);
 }
 
 /* Register stream @i, in group @g (-1: the root), with a client when @client. */
