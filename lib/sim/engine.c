@@ -62,6 +62,8 @@ struct eng {
 	int cut;                /* enum elv_sim_cut */
 	struct elv_group grp[ELV_SIM_MAX_GROUPS]; /* the run's groups (elv_sim_config) */
 	uint32_t ngrp;          /* of them registered with the queue */
+	struct elv_qos qos;     /* the QoS stage (elv_sim_config::qos) */
+	int qos_on;             /* attached */
 };
 
 /* ---- event heap ----------------------------------------------------------------------- */
@@ -198,6 +200,37 @@ static void stream_done_check(struct eng *e, struct elv__stream *s)
 	}
 }
 
+static int any_set(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (b[i])
+			return 1;
+	return 0;
+}
+
+/* Make a registered stream a client of the QoS stage with its settings. */
+static int stream_qos(struct eng *e, struct elv__stream *s, struct elv_stream *es,
+		      struct elv_qos_client *qc)
+{
+	const struct elv_sim_stream_spec *sp = &s->sp;
+	int thr = any_set(&sp->throttle, sizeof(sp->throttle));
+	int mc = any_set(&sp->mclock, sizeof(sp->mclock));
+	int r;
+
+	if (!e->qos_on || (!thr && !mc))
+		return 0;
+	memset(qc, 0, sizeof(*qc));
+	r = elv_qos_stream_attach(e->q, es, qc, e->now);
+	if (!r && thr)
+		r = elv_qos_set_throttle(e->q, qc, &sp->throttle, e->now);
+	if (!r && mc)
+		r = elv_qos_set_mclock(e->q, qc, &sp->mclock, e->now);
+	return r;
+}
+
 /* Register a stream (and its writeback thread) with the queue, with its weight and group. */
 static int stream_register(struct eng *e, struct elv__stream *s)
 {
@@ -215,6 +248,8 @@ static int stream_register(struct eng *e, struct elv__stream *s)
 			return r;
 		if (s->sp.group &&
 		    (r = elv_stream_set_group(e->q, es[k], &e->grp[s->sp.group - 1])) != 0)
+			return r;
+		if ((r = stream_qos(e, s, es[k], &s->qc[k])) != 0)
 			return r;
 	}
 	return 0;
@@ -746,6 +781,12 @@ static int setup(struct eng *e)
 		if (r)
 			return r;
 	}
+	if (c->qos) {
+		r = elv_qos_attach(e->q, &e->qos, &c->qos_set, 0);
+		if (r)
+			return r;
+		e->qos_on = 1;
+	}
 	r = zone_setup(e);
 	if (r)
 		return r;
@@ -910,6 +951,9 @@ static void teardown(struct eng *e)
 			}
 		for (i = 0; i < e->ngrp; i++)
 			elv_group_exit(e->q, &e->grp[i], e->now);
+		/* Retired streams took their QoS clients with them. */
+		if (e->qos_on)
+			elv_qos_detach(e->q, e->now);
 		elv_queue_destroy(e->q);
 	}
 	for (i = 0; e->s && i < e->ns; i++)
