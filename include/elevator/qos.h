@@ -28,8 +28,8 @@
  * client: the throttle never reorders requests of one stream (or group) and direction. The
  * members of a group that wait in one direction take turns (round robin). elv_next_event()
  * tells when the first waiting request may go; the host calls elv_dispatch() then.
- * Flushes are never throttled; discards count as writes (as one 512-byte sector in
- * ELV_THROTTLE_IOMAX, as Linux does).
+ * Discards count as writes (as one 512-byte sector in ELV_THROTTLE_IOMAX, as Linux does).
+ * Flushes, zone operations and requests without a stream pass the whole stage untouched.
  *
  * @par mClock
  * A client (a stream, or a group) with elv_mclock_settings gets a reservation (cost units
@@ -138,8 +138,8 @@ struct elv_throttle_limit {
  * same kind (bytes, operations) cannot both be set, nor their bursts; @c iops_size needs an
  * operations limit; a burst rate needs an average; @c max >= @c avg; @c max_length > 1
  * needs @c max. ELV_ERANGE: a rate above ELV_THROTTLE_RATE_MAX, a length above
- * ELV_THROTTLE_LENGTH_MAX, and under ELV_THROTTLE_IOMAX an operations rate above
- * UINT32_MAX. Under ELV_THROTTLE_IOMAX only the four per-direction averages may be set
+ * ELV_THROTTLE_LENGTH_MAX, @c iops_size times an operations rate above 2^62, and under
+ * ELV_THROTTLE_IOMAX an operations rate above UINT32_MAX. Under ELV_THROTTLE_IOMAX only the four per-direction averages may be set
  * (@c iops_size, totals and bursts are ELV_EINVAL).
  */
 struct elv_throttle_settings {
@@ -198,9 +198,12 @@ struct elv_qos_settings {
 	uint32_t cost_size;
 	uint8_t at_limit;         /**< enum elv_qos_at_limit. */
 	uint8_t reserved8[7];     /**< Reserved, zero. */
-	/** ELV_QOS_AT_LIMIT_REJECT: how far past now a limit tag may be (ns); 0 = not at all. */
+	/**
+	 * ELV_QOS_AT_LIMIT_REJECT: how far past now a limit tag may be (ns); 0 = not at all.
+	 * At most 2^62 (ELV_ERANGE).
+	 */
 	uint64_t reject_threshold_ns;
-	/** mClock: a client without requests for this long is idle (ns); 0 = 300 s. */
+	/** mClock: a client without requests for this long is idle (ns); 0 = 300 s. <= 2^62. */
 	uint64_t idle_age_ns;
 	/** ELV_THROTTLE_IOMAX: slice length (ns); 0 = 100 ms. At most 10 s (ELV_ERANGE). */
 	uint64_t iomax_slice_ns;
@@ -343,7 +346,9 @@ ELV_API int elv_qos_get_throttle(const struct elv_queue *q, const struct elv_qos
  *
  * Changing the settings keeps the client's queued requests and tags: the new rates apply
  * from its next request's tags. Removing mClock from a client with queued requests is
- * refused (ELV_EBUSY), since they would have nowhere to go in order.
+ * refused (ELV_EBUSY), since they would have nowhere to go in order; so is making a
+ * stream's client an mClock client while the library holds requests of that stream (they
+ * may wait in its group's mClock queue, and new ones must not pass them).
  * @retval 0 success; ELV_EINVAL / ELV_ERANGE bad settings (nothing changed) or bad
  *         argument; ELV_EBUSY see above, or called from a callback.
  */
