@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The research harness end to end: build elvsim (release), run the six reference scenarios
-# within 15 s per policy in total (60 s for the four original ones): seek-sort and classic
+# and BFQ's two (startup, seq-readers) within 15 s per policy in total (60 s for the four original ones): seek-sort and classic
 # under every policy, the others under the Linux elevators (a classic algorithm such as SSTF
 # starves stream-vs-small-files' tree behind its looping streamer, so that run never ends),
 # check the JSON contract, and check determinism: the same seed gives byte-identical JSON,
@@ -14,7 +14,8 @@ out="$ELV_CI_DIR/sim/out"
 rm -rf "$out"
 mkdir -p "$out"
 
-scenarios=(seek-sort tcq-depth write-bomb stream-vs-small-files postmark-usb classic)
+scenarios=(seek-sort tcq-depth write-bomb stream-vs-small-files postmark-usb classic startup
+	seq-readers)
 # The policies each scenario runs under (see the top).
 pols() {
 	case $1 in seek-sort | classic) echo all ;; *) echo linux ;; esac
@@ -31,7 +32,7 @@ t1=$(date +%s.%N)
 elapsed=$(echo "$t1 - $t0" | bc)
 npol=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["results"]))' \
 	"$out/seek-sort.json")
-echo "all six scenarios (seek-sort under all $npol policies): ${elapsed} s"
+echo "all ${#scenarios[@]} scenarios (seek-sort under all $npol policies): ${elapsed} s"
 if [ "$(echo "$elapsed > 15 * $npol" | bc)" -eq 1 ]; then
 	echo "FAIL: the scenarios took more than $((15 * npol)) s (15 s per policy)" >&2
 	exit 1
@@ -60,6 +61,9 @@ for n in names:
         assert {"full_merges", "switch_merges"} <= set(r["flash"]), n
         if n == "tcq-depth":
             assert [p["qd"] for p in r["curve"]] == list(range(1, 32)), n
+        if n == "startup":
+            # The idle-disk reference beside the start-up time under load.
+            assert r["reference"] > 0 and r["primary"] > 0, (n, r["policy"])
         if n == "classic":
             assert len(r["sweep"]) == 8, n
             for p in r["sweep"]:
