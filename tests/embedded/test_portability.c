@@ -21,8 +21,8 @@ static uint64_t mem[4096]; /* 32 KiB: enough for any built-in policy on 64-bit h
 
 /* The built-in policies, in elv_policy_at() order: every target must have all of them. */
 static const char *const builtin[] = { "noop", "deadline", "anticipatory", "cfq",
-					"kyber", "fcfs", "sstf", "scan", "look", "cscan", "clook",
-					"nscan", "fscan", "vr", "sptf", "asptf" };
+					"kyber", "bfq", "fcfs", "sstf", "scan", "look", "cscan",
+					"clook", "nscan", "fscan", "vr", "sptf", "asptf" };
 #define NR_BUILTIN (sizeof(builtin) / sizeof(builtin[0]))
 static struct elv_request rq[NRQ];
 static struct elv_stream streams[3];
