@@ -19,7 +19,16 @@
  * pace: next events lie after the host's time, the queue's time advances no more than the
  * host's did forwards, and a request has waited at least what the host's clock says, less
  * how far behind its latest time the host was when it was added. Some episodes call back into the queue from every callback: each such call that would
- * change the queue must return ELV_EBUSY and change nothing, while read-only getters work.
+ * change the queue must return ELV_EBUSY and change nothing, while read-only getters work. *
+ * A third of the episodes put the QoS stage (qos.h) in front of the policy: every stream gets
+ * a client when it registers, and calls set, change and remove throttles and mClock settings
+ * (valid or not) under load. Then every request must still come out exactly once (dispatch,
+ * cancel, drain), settings must be refused exactly when elv_throttle_check() or
+ * elv_mclock_check() refuse them and change nothing then, held requests must show in
+ * elv_next_event(), and a stream with an operations cap may have no more requests
+ * dispatched than the leaky bucket lets through since its buckets last started empty (no
+ * request released before its time). Checks that assume the policy sees every queued request
+ * (the deadline bound, barrier order, due merges, drain order) are off in those episodes.
  */
 #ifndef ELV_MODEL_H
 #define ELV_MODEL_H
@@ -32,6 +41,7 @@
 
 #include "elevator/elevator.h"
 #include "elevator/policy.h" /* public: struct elv_policy for names and counter counts */
+#include "elevator/qos.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define EM_MAYBE_UNUSED __attribute__((unused))
@@ -75,13 +85,14 @@ enum em_kind {
 	EK_ST_WEIGHT, /* slot: stream, val: weight */
 	EK_GROUP,     /* aux: 0 init, 1 exit, 2 set weight (slot: group, val: weight), 3 move
 		       * stream slot into group prio - 1 (prio 0: the root) */
+	EK_QOS,       /* aux: what (em_do_qos); slot: stream; the rest: settings */
 	EK_NR
 };
 
 static const char *const em_kind_names[EK_NR] = {
 	"add",     "dispatch", "complete", "requeue", "cancel",   "drain",  "switch",  "tunset",
 	"tunget",  "stinit",   "stexit",   "stprio",  "time",     "wait",   "settle",  "bad",
-	"recycle", "stweight", "group",
+	"recycle", "stweight", "group", "qos",
 };
 
 struct em_call {
@@ -111,6 +122,7 @@ struct em_config {
 	uint32_t max_sectors;
 	uint32_t nr_requests;
 	uint64_t start;    /* host clock when the queue is built */
+	uint8_t qos;       /* QoS stage: 0 none; else attached, bits 1-3 depth, bit 4 allow */
 };
 
 struct em_slot {
@@ -200,6 +212,18 @@ struct em {
 	unsigned reenter_n;    /* which call the next callback tries */
 	int in_reenter;
 	struct elv_request reent_rq, reent_snap; /* a valid request a callback tries to add */
+	/* the QoS stage (em_config::qos): a client per stream, attached at elv_stream_init() */
+	struct elv_qos qos;
+	uint8_t qos_on;
+	struct elv_qos_client qc[EM_STREAMS];
+	uint8_t qc_on[EM_STREAMS];
+	/* A stream with an operations cap (bucket mode): since its buckets last started empty
+	 * (t_fwd then), requests dispatched, and those already past the throttle then. */
+	double thr_avg[EM_STREAMS], thr_cap[EM_STREAMS];
+	uint64_t thr_fwd0[EM_STREAMS], thr_n[EM_STREAMS], thr_slack[EM_STREAMS];
+	uint64_t qos_checks;   /* dispatches checked against a cap */
+	uint64_t qos_sets;     /* settings changed with requests held */
+
 	int failed;
 	char err[EM_ERR_LEN];
 };
@@ -592,7 +616,9 @@ static void em_check_merge(struct em *m, struct em_slot *into, struct em_slot *a
 	for (i = 0; i < EM_SLOTS; i++) {
 		const struct em_slot *b = &m->s[i];
 
-		if (i != m->release_excl && em_pending_barrier(b) && b->seq > smin && b->seq < smax)
+		/* (With the QoS stage, barrier order starts when a request leaves it.) */
+		if (i != m->release_excl && em_pending_barrier(b) && b->seq > smin &&
+		    b->seq < smax && !m->qos_on)
 			em_fail(m, "merge %d<-%d across pending barrier %d", ii, ia, i);
 	}
 }
@@ -610,11 +636,17 @@ static void em_cb_merge(void *ctx, struct elv_request *rq, struct elv_request *a
 		return;
 	}
 	em_reenter(m, rq, absorbed);
-	into_ok = into->st == EM_QUEUED && (!em_held_excl(m, into, -1) || em_release_held(m, into));
+	/* (A barrier the QoS stage holds keeps nothing behind it: its order starts when it
+	 * leaves the stage.) */
+	into_ok = into->st == EM_QUEUED && (!em_held_excl(m, into, -1) || em_release_held(m, into) ||
+					    m->qos_on);
 	if (k == ELV_MERGE_REQ)
-		ab_ok = ab->st == EM_QUEUED && !em_held_excl(m, ab, m->release_excl);
+		ab_ok = ab->st == EM_QUEUED &&
+			(!em_held_excl(m, ab, m->release_excl) || m->qos_on);
 	else
-		ab_ok = em_idx(m, ab) == m->adding || em_release_held(m, ab);
+		ab_ok = em_idx(m, ab) == m->adding || em_release_held(m, ab) ||
+			/* released by the QoS stage, which merges it on its way out */
+			(m->qos_on && ab->st == EM_QUEUED);
 	if (!into_ok || !ab_ok) {
 		em_fail(m, "merge %d<-%d (kind %d): survivor state %d, absorbed state %d not "
 			   "allowed here", em_idx(m, into), em_idx(m, ab), k, into->st, ab->st);
@@ -697,7 +729,8 @@ static void em_cb_drain(void *arg, struct elv_request *rq)
 	 * Queued requests in arrival order. Requeued ones are not ordered here: the core returns
 	 * them first, the header promises arrival order for all (see docs/reliability.md).
 	 */
-	if (s->st != EM_REQUEUED) {
+	/* The stage's held requests come back after the policy's, in their own order. */
+	if (s->st != EM_REQUEUED && !m->qos_on) {
 		if (m->drain_phase && s->eff_seq <= m->drain_last)
 			em_fail(m, "drain returned request %d out of arrival order", em_idx(m, s));
 		m->drain_phase = 1;
@@ -840,7 +873,8 @@ static int em_dl_active(const struct em *m)
 {
 	unsigned i, lvl = EM_LVL_UNKNOWN;
 
-	if (!m->dl_valid)
+	/* The policy never saw what the QoS stage holds: its deadlines run from the release. */
+	if (!m->dl_valid || m->qos_on)
 		return 0;
 	for (i = 0; i < EM_SLOTS; i++) {
 		const struct em_slot *s = &m->s[i];
@@ -1006,8 +1040,9 @@ static int em_back_merge_due(const struct em *m, const struct em_slot *s)
 {
 	int i;
 
+	/* A request the QoS stage holds (the new one, or the one before it) merges with none. */
 	if (m->c.no_merges || !em_mergeable(s) || em_any_pending_barrier(m) ||
-	    em_policy(m)->allow_merge)
+	    em_policy(m)->allow_merge || m->qos_on)
 		return 0;
 	for (i = 0; i < EM_SLOTS; i++) {
 		const struct em_slot *x = &m->s[i];
@@ -1103,6 +1138,9 @@ static void em_check_barrier_order(struct em *m, const struct em_slot *out)
 {
 	int i, o = em_idx(m, out);
 
+	/* Barrier order starts when a request leaves the stages (lib/core/stage.c). */
+	if (m->qos_on)
+		return;
 	for (i = 0; i < EM_SLOTS; i++) {
 		const struct em_slot *x = &m->s[i];
 
@@ -1119,6 +1157,57 @@ static void em_check_barrier_order(struct em *m, const struct em_slot *out)
 
 static void em_do_requeue_slot(struct em *m, struct em_slot *s);
 
+static unsigned em_stream_holds(const struct em *m, const struct elv_stream *sp);
+
+static int em_stream_idx(const struct em *m, const struct elv_stream *sp)
+{
+	return sp >= m->streams && sp < m->streams + EM_STREAMS ? (int)(sp - m->streams) : -1;
+}
+
+/* Requests the QoS stage holds now, by its clients' counters (@mclock: those in mClock
+ * only, else the throttles' only). */
+static unsigned em_qos_held(struct em *m, int i, int mclock)
+{
+	struct elv_qos_client_stats st;
+	unsigned n = 0, k;
+
+	for (k = 0; k < EM_STREAMS; k++) {
+		if (!m->qc_on[k] || (i >= 0 && (unsigned)i != k))
+			continue;
+		if (elv_qos_client_stats(m->q, &m->qc[k], &st) != 0) {
+			em_fail(m, "elv_qos_client_stats of stream %u failed", k);
+			continue;
+		}
+		if (st.held_throttle + st.held_mclock > em_stream_holds(m, &m->streams[k]))
+			em_fail(m, "stream %u: the stage holds %u requests, the stream has %u", k,
+				st.held_throttle + st.held_mclock,
+				em_stream_holds(m, &m->streams[k]));
+		n += mclock ? st.held_mclock : st.held_throttle;
+	}
+	return n;
+}
+
+/* No request of a capped stream goes before its time: a leaky bucket of capacity cap
+ * draining at avg lets at most cap + 1 + avg * t requests through in t seconds (one more
+ * for rounding), counted from when its buckets started empty. */
+static void em_qos_check_release(struct em *m, const struct em_slot *s)
+{
+	int i = em_stream_idx(m, s->sp);
+	double t, allowed;
+
+	if (i < 0 || !m->qc_on[i] || m->thr_avg[i] <= 0 || s->op == ELV_OP_FLUSH)
+		return;
+	m->thr_n[i]++;
+	m->qos_checks++;
+	t = (double)(m->t_fwd - m->thr_fwd0[i]) / 1e9;
+	allowed = m->thr_cap[i] + 2 + m->thr_avg[i] * t + (double)m->thr_slack[i];
+	if ((double)m->thr_n[i] > allowed)
+		em_fail(m, "stream %d: %llu requests released in %.9f s under a cap of %.0f/s "
+			   "(burst %.1f, %llu already past it): released before their time", i,
+			(unsigned long long)m->thr_n[i], t, m->thr_avg[i], m->thr_cap[i],
+			(unsigned long long)m->thr_slack[i]);
+}
+
 /* Returns the dispatched slot, or NULL. */
 static struct em_slot *em_do_dispatch(struct em *m, unsigned flags, int busy)
 {
@@ -1133,10 +1222,12 @@ static struct em_slot *em_do_dispatch(struct em *m, unsigned flags, int busy)
 	ret = elv_dispatch(m->q, m->now, flags, &out);
 	if (ret == ELV_EAGAIN) {
 		m->release_excl = -1;
-		if (m->release_merges)
+		if (m->release_merges && !m->qos_on)
 			em_fail(m, "requests behind a barrier merged while nothing was dispatched");
 		if (requeued)
 			em_fail(m, "dispatch idled with %u requeued requests", requeued);
+		else if (m->qos_on && queued && em_qos_held(m, -1, 0) + em_qos_held(m, -1, 1))
+			; /* held by the stage: it says when in elv_next_event() (checked below) */
 		else if (queued && force)
 			em_fail(m, "forced dispatch returned EAGAIN with %u queued", queued);
 		else if (queued && em_any_pending_barrier(m))
@@ -1170,13 +1261,14 @@ static struct em_slot *em_do_dispatch(struct em *m, unsigned flags, int busy)
 	if (requeued && s->st != EM_REQUEUED)
 		em_fail(m, "dispatch returned %d ahead of %u requeued requests", em_idx(m, s),
 			requeued);
-	if (m->release_merges && em_idx(m, s) != m->release_excl)
+	if (m->release_merges && em_idx(m, s) != m->release_excl && !m->qos_on)
 		em_fail(m, "held requests merged, but barrier %d was not the one dispatched",
 			m->release_excl);
 	m->release_excl = -1;
 	if (s->st == EM_QUEUED) {
 		em_check_barrier_order(m, s);
 		em_dl_after(m, s);
+		em_qos_check_release(m, s);
 	}
 	s->st = EM_FLIGHT;
 	s->tracked = 0;
@@ -1363,6 +1455,13 @@ static void em_do_stream(struct em *m, const struct em_call *c)
 		em_ret(m, ret, want, "elv_stream_init");
 		if (ret == 0)
 			m->sreg[i] = 1;
+		if (ret == 0 && m->qos_on) {
+			memset(&m->qc[i], 0, sizeof(m->qc[i]));
+			em_ret(m, elv_qos_stream_attach(m->q, sp, &m->qc[i], m->now), 0,
+			       "elv_qos_stream_attach of a new stream");
+			m->qc_on[i] = 1;
+			m->thr_avg[i] = 0;
+		}
 		break;
 	case EK_ST_EXIT:
 		want = !m->sreg[i] ? ELV_EINVAL : em_stream_holds(m, sp) ? ELV_EBUSY : 0;
@@ -1371,6 +1470,8 @@ static void em_do_stream(struct em *m, const struct em_call *c)
 		if (ret == 0) {
 			m->sreg[i] = 0;
 			m->sgrp[i] = 0; /* a retired stream leaves its group */
+			m->qc_on[i] = 0; /* and its QoS client */
+			m->thr_avg[i] = 0;
 			m->ssnap[i] = *sp;
 		}
 		break;
@@ -1480,6 +1581,210 @@ static void em_do_group(struct em *m, const struct em_call *c)
 		break;
 	}
 	em_post(m);
+}
+
+/* Throttle settings from a call's fields: operation caps only (checked against every
+ * dispatch), any mix, io.max, or values the library must refuse. */
+static void em_qos_throttle_of(const struct em_call *c, struct elv_throttle_settings *t)
+{
+	uint64_t v = (uint64_t)c->val, x = c->sector;
+	unsigned k;
+
+	memset(t, 0, sizeof(*t));
+	switch (c->op % 4u) {
+	case 0:
+		t->limit[ELV_THROTTLE_IOPS_TOTAL].avg = 1 + v % 2000u;
+		if (c->flags & 1u) {
+			t->limit[ELV_THROTTLE_IOPS_TOTAL].max = 1 + v % 2000u + x % 5000u;
+			t->limit[ELV_THROTTLE_IOPS_TOTAL].max_length = 1u + c->prio % 4u;
+		}
+		if (c->flags & 2u)
+			t->limit[ELV_THROTTLE_BPS_TOTAL].avg = 4096 + x % 10000000u;
+		break;
+	case 1:
+		for (k = 0; k < ELV_THROTTLE_NR; k++) {
+			if (!((x >> k) & 1u))
+				continue;
+			t->limit[k].avg = 1 + (v >> (8 * k)) % 4096u * (k < 3 ? 512u : 1u);
+			if ((x >> (k + 8)) & 1u) {
+				t->limit[k].max = t->limit[k].avg * (1 + (x >> 16) % 5u);
+				t->limit[k].max_length = (uint32_t)((x >> 20) % 4u);
+			}
+		}
+		if (c->flags & 4u)
+			t->iops_size = 512u * (1u + c->prio % 16u);
+		break;
+	case 2:
+		t->mode = ELV_THROTTLE_IOMAX;
+		for (k = 0; k < ELV_THROTTLE_NR; k++)
+			if (k % 3u && ((x >> k) & 1u))
+				t->limit[k].avg = 1 + (v >> (8 * k)) % 4096u * (k < 3 ? 4096u : 1u);
+		break;
+	default:
+		t->limit[c->prio % ELV_THROTTLE_NR].avg = c->flags & 1u ? ELV_THROTTLE_RATE_MAX + 1 :
+			1 + v % 100u;
+		t->limit[c->prio % ELV_THROTTLE_NR].max = c->flags & 2u ? 1 : 0;
+		t->limit[(c->prio + 1u) % ELV_THROTTLE_NR].max_length =
+			c->flags & 4u ? ELV_THROTTLE_LENGTH_MAX + 1u : 2u;
+		t->reserved[0] = c->flags & 8u;
+		t->mode = (uint8_t)(c->flags & 16u ? 7u : c->flags & 32u ? 1u : 0u);
+		break;
+	}
+}
+
+static void em_qos_mclock_of(const struct em_call *c, struct elv_mclock_settings *mc)
+{
+	uint64_t v = (uint64_t)c->val;
+
+	memset(mc, 0, sizeof(*mc));
+	mc->reservation = v & 1u ? 0 : (v >> 1) % 3000u;
+	mc->limit = c->flags & 2u ? 0 : c->sector % 5000u;
+	mc->weight = c->nr % 1002u;
+	if (c->flags & 4u)
+		mc->weight = ELV_MCLOCK_WEIGHT_MAX + 1u;
+	if (c->flags & 8u)
+		mc->reservation = ELV_MCLOCK_RATE_MAX + 1u;
+	mc->reserved = c->flags & 16u ? 1u : 0u;
+}
+
+/* The stage's calls: settings set and refused as documented, nothing lost or released early. */
+static void em_do_qos(struct em *m, const struct em_call *c)
+{
+	unsigned i = c->slot % EM_STREAMS;
+	struct elv_stream *sp = &m->streams[i];
+	struct elv_throttle_settings t, t0, t1;
+	struct elv_mclock_settings mc, mc0, mc1;
+	struct elv_qos_settings set;
+	int ret, want, on = m->qc_on[i];
+
+	if (!m->qos_on) {
+		em_ret(m, elv_qos_set(m->q, NULL, m->now), ELV_EINVAL, "elv_qos_set without a stage");
+		em_post(m);
+		return;
+	}
+	switch (c->aux % 6u) {
+	case 0: /* a throttle */
+		em_qos_throttle_of(c, &t);
+		want = elv_throttle_check(&t);
+		if (on)
+			em_ret(m, elv_qos_get_throttle(m->q, &m->qc[i], &t0), 0,
+			       "elv_qos_get_throttle");
+		ret = elv_qos_set_throttle(m->q, &m->qc[i], &t, m->now);
+		if (!on && want)
+			em_ret2(m, ret, ELV_EINVAL, want, "elv_qos_set_throttle (no client)");
+		else
+			em_ret(m, ret, on ? want : ELV_EINVAL, "elv_qos_set_throttle");
+		if (!on)
+			break;
+		em_ret(m, elv_qos_get_throttle(m->q, &m->qc[i], &t1), 0, "elv_qos_get_throttle");
+		if (memcmp(&t1, ret ? &t0 : &t, sizeof(t1)) != 0)
+			em_fail(m, "stream %u: the throttle read back is not the one %s", i,
+				ret ? "in force before a refused change" : "set");
+		if (ret)
+			break;
+		m->qos_sets += em_stream_holds(m, sp) != 0;
+		m->thr_avg[i] = t.mode == ELV_THROTTLE_BUCKET ?
+			(double)t.limit[ELV_THROTTLE_IOPS_TOTAL].avg : 0;
+		m->thr_cap[i] = t.limit[ELV_THROTTLE_IOPS_TOTAL].max ?
+			(double)t.limit[ELV_THROTTLE_IOPS_TOTAL].max *
+			(t.limit[ELV_THROTTLE_IOPS_TOTAL].max_length > 1 ?
+			 t.limit[ELV_THROTTLE_IOPS_TOTAL].max_length : 1) :
+			m->thr_avg[i] / 10;
+		m->thr_fwd0[i] = m->t_fwd;
+		m->thr_n[i] = 0;
+		/* Already past the throttle: the stream's requests it does not hold. */
+		m->thr_slack[i] = em_stream_holds(m, sp) - em_qos_held(m, (int)i, 0);
+		break;
+	case 1: /* mClock settings */
+		em_qos_mclock_of(c, &mc);
+		want = elv_mclock_check(&mc);
+		if (on)
+			em_ret(m, elv_qos_get_mclock(m->q, &m->qc[i], &mc0), 0,
+			       "elv_qos_get_mclock");
+		ret = elv_qos_set_mclock(m->q, &m->qc[i], &mc, m->now);
+		if (!on && want)
+			em_ret2(m, ret, ELV_EINVAL, want, "elv_qos_set_mclock (no client)");
+		else if (on && !want && em_stream_holds(m, sp))
+			/* becoming an mClock client with requests already out may wait */
+			em_ret2(m, ret, 0, ELV_EBUSY, "elv_qos_set_mclock");
+		else
+			em_ret(m, ret, on ? want : ELV_EINVAL, "elv_qos_set_mclock");
+		if (!on)
+			break;
+		em_ret(m, elv_qos_get_mclock(m->q, &m->qc[i], &mc1), 0, "elv_qos_get_mclock");
+		if (memcmp(&mc1, ret ? &mc0 : &mc, sizeof(mc1)) != 0)
+			em_fail(m, "stream %u: the mClock settings read back are not the ones %s", i,
+				ret ? "in force before a refused change" : "set");
+		m->qos_sets += !ret && em_stream_holds(m, sp) != 0;
+		break;
+	case 2: /* no throttle */
+		ret = elv_qos_set_throttle(m->q, &m->qc[i], NULL, m->now);
+		em_ret(m, ret, on ? 0 : ELV_EINVAL, "elv_qos_set_throttle(NULL)");
+		if (ret == 0)
+			m->thr_avg[i] = 0;
+		break;
+	case 3: /* no mClock: refused while requests wait in it (or are out of it) */
+		want = !on ? ELV_EINVAL : em_qos_held(m, (int)i, 1) ? ELV_EBUSY : 0;
+		ret = elv_qos_set_mclock(m->q, &m->qc[i], NULL, m->now);
+		if (!want && em_stream_holds(m, sp))
+			em_ret2(m, ret, 0, ELV_EBUSY, "elv_qos_set_mclock(NULL)");
+		else
+			em_ret(m, ret, want, "elv_qos_set_mclock(NULL)");
+		break;
+	case 4: /* the client goes, or comes */
+		if (on) {
+			want = em_qos_held(m, (int)i, 0) + em_qos_held(m, (int)i, 1) ? ELV_EBUSY : 0;
+			ret = elv_qos_stream_detach(m->q, sp, m->now);
+			if (!want && em_stream_holds(m, sp))
+				em_ret2(m, ret, 0, ELV_EBUSY, "elv_qos_stream_detach");
+			else
+				em_ret(m, ret, want, "elv_qos_stream_detach");
+			if (ret == 0)
+				m->qc_on[i] = 0;
+		} else {
+			want = !m->sreg[i] ? ELV_EINVAL : em_stream_holds(m, sp) ? ELV_EBUSY : 0;
+			memset(&m->qc[i], 0, sizeof(m->qc[i]));
+			ret = elv_qos_stream_attach(m->q, sp, &m->qc[i], m->now);
+			em_ret(m, ret, want, "elv_qos_stream_attach");
+			if (ret == 0) {
+				m->qc_on[i] = 1;
+				m->thr_avg[i] = 0;
+			}
+		}
+		break;
+	default: /* the stage's own settings */
+		memset(&set, 0, sizeof(set));
+		set.depth = c->flags & 4u ? 70000u : (uint32_t)((uint64_t)c->val % 10u);
+		set.at_limit = (uint8_t)(c->flags & 8u ? 5u : c->op % 2u);
+		set.cost_size = c->flags & 1u ? 4096u : 0u;
+		want = c->flags & 4u ? ELV_ERANGE : c->flags & 8u ? ELV_EINVAL : 0;
+		if (c->flags & 12u)
+			em_ret2(m, elv_qos_set(m->q, &set, m->now), ELV_EINVAL, ELV_ERANGE,
+				"elv_qos_set");
+		else
+			em_ret(m, elv_qos_set(m->q, &set, m->now), want, "elv_qos_set");
+		break;
+	}
+	em_post(m);
+}
+
+/* Attach the stage as the configuration says, with no client yet. */
+static void em_qos_start(struct em *m)
+{
+	struct elv_qos_settings set;
+
+	m->qos_on = 0;
+	memset(m->qc, 0, sizeof(m->qc)); /* a client's memory is zeroed before it is attached */
+	memset(m->qc_on, 0, sizeof(m->qc_on));
+	memset(m->thr_avg, 0, sizeof(m->thr_avg));
+	if (!m->c.qos)
+		return;
+	memset(&set, 0, sizeof(set));
+	set.depth = (m->c.qos >> 1) % 8u;
+	set.at_limit = (uint8_t)((m->c.qos >> 4) & 1u);
+	memset(&m->qos, 0, sizeof(m->qos));
+	em_ret(m, elv_qos_attach(m->q, &m->qos, &set, m->now), 0, "elv_qos_attach");
+	m->qos_on = !m->failed;
 }
 
 /* Complete everything, then dispatch everything without force, waiting for the policy. */
@@ -1796,6 +2101,7 @@ static int em_start(struct em *m, const struct em_config *c)
 		return -1;
 	}
 	em_dl_reload(m);
+	em_qos_start(m);
 	em_post(m);
 	return m->failed ? -1 : 0;
 }
@@ -1811,6 +2117,11 @@ static void em_do_recycle(struct em *m, unsigned aux)
 		busy += m->sreg[i];
 	for (i = 0; i < EM_GROUPS; i++)
 		busy += m->greg[i];
+	/* The stage goes first when nothing is left; it comes back with the new queue. */
+	if (!busy && m->qos_on) {
+		em_ret(m, elv_qos_detach(m->q, m->now), 0, "elv_qos_detach before elv_queue_exit");
+		m->qos_on = 0;
+	}
 	ret = elv_queue_exit(m->q);
 	em_ret(m, ret, busy ? ELV_EBUSY : 0, "elv_queue_exit");
 	if (ret != 0) {
@@ -1830,6 +2141,7 @@ static void em_do_recycle(struct em *m, unsigned aux)
 	em_reset_counters(m);
 	em_clock_reset(m);
 	em_dl_reload(m);
+	em_qos_start(m);
 	em_post(m);
 }
 
@@ -1861,6 +2173,10 @@ static void em_finish(struct em *m)
 	for (i = 0; i < EM_SLOTS && !m->failed; i++)
 		if (m->s[i].st != EM_HOST)
 			em_fail(m, "request %d never came back (state %d)", i, m->s[i].st);
+	if (!m->failed && m->qos_on) {
+		em_ret(m, elv_qos_detach(m->q, m->now), 0, "elv_qos_detach at the end");
+		m->qos_on = 0;
+	}
 	if (!m->failed)
 		em_ret(m, elv_queue_exit(m->q), 0, "elv_queue_exit at the end");
 }
@@ -1901,6 +2217,7 @@ static void em_exec(struct em *m, const struct em_call *c)
 	case EK_RECYCLE: em_do_recycle(m, c->aux); break;
 	case EK_ST_WEIGHT:
 	case EK_GROUP: em_do_group(m, c); break;
+	case EK_QOS: em_do_qos(m, c); break;
 	default: break;
 	}
 	m->in_kind = -1;
@@ -1975,6 +2292,9 @@ static void em_gen_config(struct em *m, struct em_src *s, struct em_config *c)
 	r = em_u8(s);
 	c->flash = (uint8_t)(r % 4u == 0 ? 1u : r % 8u == 1 ? 3u : 0u);
 	c->reenter = em_u8(s) % 4u == 0;
+	/* A third of the episodes put the QoS stage in front of the policy. */
+	r = em_u8(s);
+	c->qos = (uint8_t)(r % 3u == 0 ? (r & 0xfeu) | 1u : 0u);
 	/* The clock starts anywhere: an ordinary epoch, within 20 s of 2^64 (every episode of
 	 * some length crosses the wrap), within 20 s of 2^63 (where a signed reading of the
 	 * time changes sign), or at a random 64-bit value. */
@@ -2246,7 +2566,22 @@ static void em_gen(struct em *m, struct em_src *s, uint64_t n, struct em_call *c
 			c->val = em_gen_tunval(m, s, c->aux % (n2 + 2u));
 		}
 		break;
-	case EK_TUN_GET: c->aux = em_u8(s); break;
+	case EK_TUN_GET:
+		c->aux = em_u8(s);
+		if (m->qos_on && c->aux % 2u) {
+			/* With the stage on, half of these are QoS calls: settings of every kind
+			 * on a stream, mostly a registered one, changed under load. */
+			c->kind = EK_QOS;
+			c->aux = (uint8_t)(em_u8(s) % 16u < 8u ? 0u : em_u8(s) % 6u);
+			c->slot = (uint8_t)(em_u8(s) % EM_STREAMS);
+			c->op = em_u8(s);
+			c->flags = em_u8(s) % 4u ? em_u8(s) & 3u : em_u8(s);
+			c->prio = em_u8(s);
+			c->nr = em_u32(s);
+			c->sector = em_u64(s);
+			c->val = (int64_t)(em_u64(s) >> 1);
+		}
+		break;
 	case EK_ST_INIT:
 	case EK_ST_EXIT:
 	case EK_ST_PRIO:
@@ -2304,9 +2639,9 @@ static void em_gen(struct em *m, struct em_src *s, uint64_t n, struct em_call *c
 
 EM_MAYBE_UNUSED static void em_print_config(FILE *f, const struct em *m, const struct em_config *c)
 {
-	fprintf(f, "config %u %u %u %u %u %u %u %u %u %u %llu   # start policy %s, depth %u\n",
+	fprintf(f, "config %u %u %u %u %u %u %u %u %u %u %llu %u   # start policy %s, depth %u\n",
 		c->policy, c->depth, c->no_merges, c->veto, c->tight, c->prio_mix, c->max_sectors,
-		c->nr_requests, c->flash, c->reenter, (unsigned long long)c->start,
+		c->nr_requests, c->flash, c->reenter, (unsigned long long)c->start, c->qos,
 		elv_policy_name(m->pols[c->policy % m->npols].p), c->depth);
 }
 
@@ -2349,13 +2684,13 @@ EM_MAYBE_UNUSED static int em_parse_call(const char *line, struct em_call *c)
 
 EM_MAYBE_UNUSED static int em_parse_config(const char *line, struct em_config *c)
 {
-	unsigned v[10] = { 0 };
+	unsigned v[10] = { 0 }, qos = 0;
 	unsigned long long start = 1000000000ull;
 
 	/* The fields after the eighth (device traits, re-entering callbacks, start of the
-	 * clock) are optional: older reproducers have eight or nine. */
-	if (sscanf(line, "config %u %u %u %u %u %u %u %u %u %u %llu", &v[0], &v[1], &v[2], &v[3],
-		   &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &start) < 8)
+	 * clock, the QoS stage) are optional: older reproducers have eight or nine. */
+	if (sscanf(line, "config %u %u %u %u %u %u %u %u %u %u %llu %u", &v[0], &v[1], &v[2],
+		   &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &start, &qos) < 8)
 		return 0;
 	memset(c, 0, sizeof(*c));
 	c->policy = (uint8_t)v[0];
@@ -2369,6 +2704,7 @@ EM_MAYBE_UNUSED static int em_parse_config(const char *line, struct em_config *c
 	c->flash = (uint8_t)(v[8] & 3u);
 	c->reenter = (uint8_t)(v[9] != 0);
 	c->start = start;
+	c->qos = (uint8_t)qos;
 	return 1;
 }
 

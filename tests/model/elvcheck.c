@@ -4,6 +4,7 @@
  *   elvcheck --policy NAME|all --seed S --ops N    random calls, checked after every call
  *   elvcheck --replay FILE                          run a reproducer printed by a failure
  *   elvcheck --fairness NAME --seed S               only the fairness check (fair.c) on NAME
+ *   elvcheck --qos NAME --seed S                    only the reservation check (qos_check.c)
  *   elvcheck --zoned --seed S --ops N               only the zoned model (zoned_check.c): the
  *                                                   zone stage in front of every policy
  *
@@ -31,6 +32,7 @@
 
 #include "elv_model.h"
 #include "fair.h"
+#include "qos_check.h"
 #include "zoned_check.h"
 
 #ifdef ELVCHECK_PLANTED
@@ -60,6 +62,7 @@ struct ec_opts {
 	int verbose;
 	int plant_core;
 	const char *expect;
+	const char *qos;      /* --qos NAME: only the reservation check, on that policy */
 };
 
 /* The first violation found, before shrinking (for --expect). */
@@ -273,6 +276,35 @@ static int ec_is_fair(const char *name)
 #define EC_FAIR_RUNS 8u     /* settings drawn per seed */
 #define EC_FAIR_ROUNDS 200u /* budgets of service per run */
 
+#define EC_QOS_RUNS 4u /* settings drawn per seed for the reservation check */
+
+/* Reservations and a limit under mClock in front of @p (qos_check.c). 0 when they held. */
+static int ec_qos(const struct elv_policy *p, uint64_t seed)
+{
+	struct qos_check_result r;
+	double worst = 1e9;
+	uint64_t disp = 0;
+	unsigned k;
+
+	for (k = 0; k < EC_QOS_RUNS; k++) {
+		if (qos_check_run(p, seed * EC_QOS_RUNS + k, &r) != 0) {
+			printf("VIOLATION (seed %llu, qos run %u, policy %s): %s\n",
+			       (unsigned long long)seed, k, elv_policy_name(p), r.err);
+			printf("reproduce: %s --qos %s --seed %llu\n", ec_argv0, elv_policy_name(p),
+			       (unsigned long long)seed);
+			snprintf(ec_first_violation, sizeof(ec_first_violation), "qos: %s", r.err);
+			return 1;
+		}
+		disp += r.dispatches;
+		if (r.got[0] / r.reservation[0] < worst)
+			worst = r.got[0] / r.reservation[0];
+	}
+	printf("qos %s seed %llu: %u runs, %llu dispatches, reservations met under load (the "
+	       "closest at %.3f of its reservation), limits held\n", elv_policy_name(p),
+	       (unsigned long long)seed, EC_QOS_RUNS, (unsigned long long)disp, worst);
+	return 0;
+}
+
 /* The fairness check on @p, EC_FAIR_RUNS runs drawn from @seed. 0 when the bound held. */
 static int ec_fairness(const struct elv_policy *p, uint64_t seed, int required, uint64_t *ops)
 {
@@ -321,6 +353,7 @@ static int ec_policy_run(struct em *m, unsigned pol, const struct ec_opts *o, ui
 		src.x = 1;
 	m->bound_checks = m->waits = m->merges_due = 0;
 	m->wraps = m->backsteps = m->reenters = m->joins = 0;
+	m->qos_checks = m->qos_sets = 0;
 	while (done < o->ops) {
 		uint64_t len = o->episode / 4u + em_u32(&src) % (o->episode - o->episode / 4u + 1u);
 		size_t i;
@@ -354,18 +387,23 @@ static int ec_policy_run(struct em *m, unsigned pol, const struct ec_opts *o, ui
 	printf("policy %-14s seed %llu: %llu calls in %llu episodes, %.0f calls/s, %llu expired "
 	       "reads within bound, %llu idle waits followed, %llu required back merges, "
 	       "%llu clock wraps, %llu steps back, %llu re-entrant calls refused, %llu streams "
-	       "moved into groups\n",
+	       "moved into groups, %llu releases checked against a QoS cap, %llu QoS settings "
+	       "changed under load\n",
 	       m->pols[pol].p->name, (unsigned long long)o->seed, (unsigned long long)done,
 	       (unsigned long long)episode, dt > 0 ? (double)done / dt : 0.0,
 	       (unsigned long long)m->bound_checks, (unsigned long long)m->waits,
 	       (unsigned long long)m->merges_due, (unsigned long long)m->wraps,
 	       (unsigned long long)m->backsteps, (unsigned long long)m->reenters,
-	       (unsigned long long)m->joins);
-	if (done >= EC_COVER_OPS && (!m->wraps || !m->backsteps || !m->reenters || !m->joins)) {
+	       (unsigned long long)m->joins, (unsigned long long)m->qos_checks,
+	       (unsigned long long)m->qos_sets);
+	if (done >= EC_COVER_OPS && (!m->wraps || !m->backsteps || !m->reenters || !m->joins ||
+				     !m->qos_checks || !m->qos_sets)) {
 		printf("VIOLATION (seed %llu, start policy %s): the generator produced no %s in "
 		       "%llu calls\n", (unsigned long long)o->seed, m->pols[pol].p->name,
 		       !m->wraps ? "clock wrap" : !m->backsteps ? "step back" :
-		       !m->reenters ? "call from a callback" : "stream moved into a group",
+		       !m->reenters ? "call from a callback" : !m->joins ? "stream moved into a group" :
+		       !m->qos_checks ? "release checked against a QoS cap" :
+		       "QoS settings changed under load",
 		       (unsigned long long)done);
 		snprintf(ec_first_violation, sizeof(ec_first_violation), "generator coverage");
 		return 1;
@@ -373,8 +411,12 @@ static int ec_policy_run(struct em *m, unsigned pol, const struct ec_opts *o, ui
 	if (ec_is_fair(m->pols[pol].p->name)) {
 		uint64_t fops = 0;
 
-		return ec_fairness(m->pols[pol].p, o->seed, 1, &fops);
+		if (ec_fairness(m->pols[pol].p, o->seed, 1, &fops))
+			return 1;
 	}
+	/* Built-in policies only: a planted one is there for its own violation. */
+	if (elv_policy_find(m->pols[pol].p->name) == m->pols[pol].p)
+		return ec_qos(m->pols[pol].p, o->seed);
 	return 0;
 }
 
@@ -485,7 +527,8 @@ static void ec_usage(void)
 		"usage: elvcheck [--policy NAME|all] [--seed S] [--ops N] [--episode N]\n"
 		"                [--shrink-budget N] [--shrink-seconds S] [--expect-fail]\n"
 		"                [--expect WORD,...]\n"
-		"                [--replay FILE] [--fairness NAME] [--list] [--exclude NAME,...]\n"
+		"                [--replay FILE] [--fairness NAME] [--qos NAME] [--list]\n"
+		"                [--exclude NAME,...]\n"
 		"                [--only NAME,...] [--zoned]%s\n",
 #ifdef ELVCHECK_PLANTED
 		" [--plant-core N]"
@@ -498,7 +541,7 @@ static void ec_usage(void)
 
 int main(int argc, char **argv)
 {
-	struct ec_opts o = { "all", NULL, NULL, 1, 100000, 20000, 2000, 30.0, 0, 0, 0, NULL };
+	struct ec_opts o = { "all", NULL, NULL, 1, 100000, 20000, 2000, 30.0, 0, 0, 0, NULL, NULL };
 	struct em *m = &ec_m;
 	uint64_t ops = 0;
 	unsigned failed = 0, i;
@@ -531,6 +574,9 @@ int main(int argc, char **argv)
 			a++;
 		} else if (strcmp(argv[a], "--only") == 0 && v) {
 			ec_only = v;
+			a++;
+		} else if (strcmp(argv[a], "--qos") == 0 && v) {
+			o.qos = v;
 			a++;
 		} else if (strcmp(argv[a], "--fairness") == 0 && v) {
 			o.fairness = v;
@@ -573,7 +619,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	m->verbose = o.verbose;
-	if (o.fairness) {
+	if (o.qos) {
+		int p = ec_find_policy(m, o.qos);
+
+		if (p < 0) {
+			fprintf(stderr, "elvcheck: no policy named %s (try --list)\n", o.qos);
+			return 2;
+		}
+		failed = (unsigned)ec_qos(m->pols[p].p, o.seed);
+		ops++;
+	} else if (o.fairness) {
 		int p = ec_find_policy(m, o.fairness);
 
 		if (p < 0) {

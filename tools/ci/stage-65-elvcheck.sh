@@ -56,6 +56,11 @@ for seed in "${seeds[@]}"; do
 		# bfq promises proportional service: its fairness check must have run.
 		echo "elvcheck: seed $seed ran no fairness check on bfq" >&2
 		failed+=("$seed")
+	elif [ "$(grep -c "^qos [a-z0-9_-]* seed $seed: .* reservations met" "$logdir/$seed.log")" \
+		-ne "$npol" ]; then
+		# mClock in front of every policy: the reservation check (qos_check.c) ran on each.
+		echo "elvcheck: seed $seed ran the QoS reservation check on fewer than $npol policies" >&2
+		failed+=("$seed")
 	fi
 done
 # The zoned model (elvcheck --zoned, tests/model/elv_zmodel.h): the zone stage in front of
