@@ -853,8 +853,9 @@ static int step(struct eng *e, uint64_t limit)
 	uint64_t td = elv_sim_dev_next(e->dev);
 	uint64_t te = e->nheap ? e->heap[0].t : ELV_TIME_NEVER;
 	/* The policy's timer asks for a dispatch, which a host makes only when the device can
-	 * take a command: with every slot taken, the next completion comes first. */
-	uint64_t tq = elv_queue_nr_queued(e->q) && elv_sim_dev_slots(e->dev) ?
+	 * take a command: with every slot taken, the next completion comes first. Requests the
+	 * QoS stage holds are not the policy's: with the stage on, its time counts too. */
+	uint64_t tq = (elv_queue_nr_queued(e->q) || e->qos_on) && elv_sim_dev_slots(e->dev) ?
 		      elv_next_event(e->q) : ELV_TIME_NEVER;
 	uint64_t t = td < te ? td : te;
 

@@ -899,14 +899,22 @@ static void qos_trace_cb(void *ctx, char ev, uint64_t now, const struct elv_sim_
 		t->count[k]++;
 }
 
-/* What the throttle lets through in [a, b) on average: the burst rate until the bucket of
- * max * length units is full (it fills at max - avg), then the average. */
+/* Units the throttle lets through by time t > 0 under continuous demand: a tenth of a
+ * second's worth of the burst rate at once (the fresh meter's allowance), then the burst
+ * rate until the bucket of max * length units is full (it fills at max - avg), then avg. */
+static double qos_burst_admitted(double t, double avg, double max, double len)
+{
+	double tb = max > avg ? (max * len - max / 10) / (max - avg) : 0;
+
+	return max / 10 + (t < tb ? t : tb) * max + (t > tb ? t - tb : 0) * avg;
+}
+
+/* What the throttle lets through in [a, b) on average, per second. */
 static double qos_burst_cap(double a, double b, double avg, double max, double len)
 {
-	double tb = max > avg ? max * len / (max - avg) : 0;
-	double in = tb <= a ? 0 : tb >= b ? b - a : tb - a;
+	double before = a > 0 ? qos_burst_admitted(a, avg, max, len) : 0;
 
-	return (in * max + (b - a - in) * avg) / (b - a);
+	return (qos_burst_admitted(b, avg, max, len) - before) / (b - a);
 }
 
 static int run_qos(const struct elv_sim_dev_params *dev, const struct elv_policy *pol,
