@@ -132,11 +132,12 @@ struct elv_sim_flash_params {
  * The device is cut into zones of @c zone_sectors from sector 0 (a tail shorter than a zone
  * is not used: the capacity is rounded down). The first @c nr_conv zones are conventional
  * (written anywhere); every other zone must be written sequentially at its write pointer.
- * elv_sim_param_finish() and elv_sim_dev_create() return ELV_EINVAL when the zone size is not a power of two from 8 to 2^32 - 1 sectors (what the zone stage
- * takes), the capacity is above the zone size, max_open is above a non-zero max_active,
- * every zone would be conventional or the device holds no whole zone, a ZNS zone or its
- * capacity is not whole erase blocks, @c ordered is not 0 or 1, or the geometry is set on a
- * model that cannot enforce it (the USB stick, the null device).
+ * elv_sim_param_finish() and elv_sim_dev_create() return ELV_EINVAL when the zone size is
+ * not a power of two from 8 to 2^31 sectors (what the zone stage takes), the capacity is
+ * above the zone size, max_open is above a non-zero max_active, every zone would be
+ * conventional or the device holds no whole zone, a ZNS zone or its capacity is not whole
+ * erase blocks, @c ordered is not 0 or 1, or the geometry is set on a model that cannot
+ * enforce it (the USB stick, the null device).
  */
 struct elv_sim_zone_params {
 	uint64_t zone_sectors;  /**< Zone size in sectors. */
