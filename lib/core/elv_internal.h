@@ -85,6 +85,7 @@ struct elv_queue {
 		void *data;                      /* the stage's own state, caller memory */
 		uint32_t nr_held;                /* requests this stage holds */
 	} stage[2];              /* ELV_STAGE_NR, in pipeline order */
+	const struct elv_stage_vt *stage_vt; /* stage.c's entry points, set by an attach */
 	/* Hands back a request a stage failed or a later stage refused on release. */
 	void (*stage_fail)(void *ctx, struct elv_request *rq, int err);
 	void *stage_fail_ctx;
@@ -317,20 +318,37 @@ void elv_stage_fail(struct elv_queue *q, unsigned slot, struct elv_request *rq, 
 		    int held);
 int elv_stage_merge(struct elv_queue *q, unsigned slot, struct elv_request *c,
 		    struct elv_request *rq);
-/* Slow paths of the queue's entry points, taken only while q->stages is non-zero. */
-int elv_stages_validate(const struct elv_queue *q, const struct elv_request *rq);
-int elv_stages_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now,
-		     unsigned first);
-void elv_stages_pump(struct elv_queue *q, uint64_t now);
-void elv_stages_dispatched(struct elv_queue *q, struct elv_request *rq, uint64_t now);
-void elv_stages_completed(struct elv_queue *q, struct elv_request *rq, int status,
-			  uint64_t now);
-int elv_stages_cancel(struct elv_queue *q, struct elv_request *rq);
-void elv_stages_take_all(struct elv_queue *q, struct elv_list *list);
-uint64_t elv_stages_next_event(const struct elv_queue *q, uint64_t t);
-int elv_stages_allow_merge(const struct elv_queue *q, const struct elv_request *a,
+
+/*
+ * The queue's paths through the stages, in stage.c, reached through q->stage_vt (which
+ * elv_stage_attach() sets) and only while q->stages is non-zero: a firmware that never
+ * attaches a stage links none of stage.c.
+ */
+struct elv_stage_vt {
+	/* elv_add() after the core's checks: validate, admit, accept, hand on. */
+	int (*add)(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+	/* elv_dispatch() at queue time @now: release what may go, then the usual choice. */
+	int (*dispatch)(struct elv_queue *q, uint64_t now, unsigned flags,
+			struct elv_request **out);
+	/* A request the stages passed on came back (or ELV_STAGE_WITHDRAWN): every stage. */
+	void (*completed)(struct elv_queue *q, struct elv_request *rq, int status, uint64_t now);
+	/* Let every releasable request go on. */
+	void (*pump)(struct elv_queue *q, uint64_t now);
+	/* 0 when a stage held @rq (now unlinked and uncounted). */
+	int (*cancel)(struct elv_queue *q, struct elv_request *rq);
+	/* Every held request onto @list, slot by slot. */
+	void (*take_all)(struct elv_queue *q, struct elv_list *list);
+	/* The earlier of @t and every stage's next event (queue time). */
+	uint64_t (*next_event)(const struct elv_queue *q, uint64_t t);
+	int (*allow_merge)(const struct elv_queue *q, const struct elv_request *a,
 			   const struct elv_request *b);
-int elv_stages_check(const struct elv_queue *q);
+	/* elv_queue_check(): each stage's check, and the counts agree. */
+	int (*check)(const struct elv_queue *q);
+};
+/* queue.c, for stage.c: an admitted request is accepted (counted, traced); the usual
+ * dispatch choice. */
+void elv_add_accept(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+int elv_dispatch_next(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out);
 /* queue.c: recompute q->merge_veto after the policy or a stage changed. */
 void elv_merge_veto_update(struct elv_queue *q);
 /* queue.c: a request that left the stages goes on: behind a barrier, or to the policy

@@ -18,7 +18,7 @@ static int elv_merge_allowed(struct elv_queue *q, const struct elv_request *a,
 
 	if (p->allow_merge && !p->allow_merge(q, a, b))
 		return 0;
-	if (q->stages && !elv_stages_allow_merge(q, a, b))
+	if (q->stages && !q->stage_vt->allow_merge(q, a, b))
 		return 0;
 	if (q->cfg.allow_merge)
 		ELV_CALLBACK(q, ok = q->cfg.allow_merge(q->cfg.ctx, a, b, kind));

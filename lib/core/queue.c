@@ -536,34 +536,14 @@ int elv_stage_enqueue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	return elv_enqueue(q, rq, now);
 }
 
-/*
- * elv_add() on a queue with admission stages: every stage may refuse the request first, so
- * a refusal changes nothing (the clock included); then the stages in order may hold it.
- */
-static ELV_COLD int elv_add_staged(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+/* The stages admitted @rq (rq->time and rq->seq set): it is the library's from now on. */
+void elv_add_accept(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
-	uint64_t saved_now = q->now, saved_offset = q->time_offset;
-	uint8_t saved_set = q->clock_set;
-	int r = elv_stages_validate(q, rq);
-
-	if (r < 0)
-		return r;
-	now = elv_clock(q, now);
-	rq->time = now;
-	rq->seq = q->seq;
-	r = elv_stages_admit(q, rq, now, 0);
-	if (r < 0) {
-		q->now = saved_now;
-		q->time_offset = saved_offset;
-		q->clock_set = saved_set;
-		return r;
-	}
 	q->seq++;
 	ELV_STAT_ADD(q, added, 1);
 	if (rq->stream)
 		rq->stream->nr_rq++;
 	elv_trace(q, ELV_TRACE_INSERT, rq, NULL, 0, now);
-	return r == ELV_STAGE_HELD ? 0 : elv_stage_enqueue(q, rq, now);
 }
 
 /* elv_add() past the gate's test: a bad argument, a closed gate, or stages attached. */
@@ -580,7 +560,7 @@ static ELV_COLD int elv_add_slow(struct elv_queue *q, struct elv_request *rq, ui
 	if (rq->flags & ELV_RQ_BARRIER)
 		return ELV_ENOSYS;
 #endif
-	return elv_add_staged(q, rq, now);
+	return q->stage_vt->add(q, rq, now);
 }
 
 int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
@@ -697,18 +677,10 @@ static ELV_SPEED_INLINE int elv_dispatch_out(struct elv_queue *q, struct elv_req
 	return 0;
 }
 
-/* elv_dispatch() with stages: what they may release joins the policy first. */
-static ELV_COLD int elv_dispatch_staged(struct elv_queue *q, uint64_t now, unsigned flags,
-					struct elv_request **out)
+/* elv_dispatch()'s choice, for the stages' dispatch path once they released what they may. */
+int elv_dispatch_next(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out)
 {
-	struct elv_request *rq;
-
-	elv_stages_pump(q, now);
-	rq = elv_pick(q, now, flags);
-	if (elv_dispatch_out(q, rq, now, out))
-		return ELV_EAGAIN;
-	elv_stages_dispatched(q, rq, now);
-	return 0;
+	return elv_dispatch_out(q, elv_pick(q, now, flags), now, out);
 }
 
 /* elv_dispatch() past the gate's test: a bad argument, a closed gate, or stages attached. */
@@ -719,7 +691,7 @@ static ELV_COLD int elv_dispatch_slow(struct elv_queue *q, uint64_t now, unsigne
 
 	if (err)
 		return err;
-	return elv_dispatch_staged(q, elv_clock(q, now), flags, out);
+	return q->stage_vt->dispatch(q, elv_clock(q, now), flags, out);
 }
 
 int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out)
@@ -739,7 +711,7 @@ uint64_t elv_next_event(const struct elv_queue *q)
 		return ELV_TIME_NEVER;
 	t = q->policy->next_event ? q->policy->next_event(q) : ELV_TIME_NEVER;
 	if (ELV_UNLIKELY(q->stages))
-		t = elv_stages_next_event(q, t);
+		t = q->stage_vt->next_event(q, t);
 	/* Policies keep the queue's time; the host gets its own. */
 	return t == ELV_TIME_NEVER ? t : elv_time_event(t - q->time_offset);
 }
@@ -776,10 +748,10 @@ static ELV_COLD void elv_complete_slow(struct elv_queue *q, struct elv_request *
 		q->complete(q, rq, now);
 	elv_trace(q, ELV_TRACE_COMPLETE, rq, NULL, (uint64_t)(-(int64_t)status), now);
 	if (q->stages)
-		elv_stages_completed(q, rq, status, now);
+		q->stage_vt->completed(q, rq, status, now);
 	elv_rq_release(q, rq);
 	if (q->stages)
-		elv_stages_pump(q, now);
+		q->stage_vt->pump(q, now);
 }
 
 int elv_complete_status(struct elv_queue *q, struct elv_request *rq, int status, uint64_t now)
@@ -858,16 +830,16 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 	case ELV_RQ_QUEUED:
 		elv_policy_remove(q, rq);
 		if (q->stages)
-			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
+			q->stage_vt->completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 		break;
 	case ELV_RQ_REQUEUED:
 		elv_list_del(&rq->fifo);
 		q->nr_requeued--;
 		if (q->stages)
-			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
+			q->stage_vt->completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 		break;
 	default: /* ELV_RQ_HELD: by a stage, or behind a barrier */
-		if (q->stages && elv_stages_cancel(q, rq) == 0)
+		if (q->stages && q->stage_vt->cancel(q, rq) == 0)
 			break;
 #if !defined(ELV_NO_BARRIER)
 	{
@@ -882,7 +854,7 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 				elv_release_held(q);
 		}
 		if (q->stages)
-			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
+			q->stage_vt->completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 	}
 #endif
 		break;
@@ -945,7 +917,7 @@ static int elv_drain_list(struct elv_queue *q, struct elv_list *list, elv_drain_
 		elv_list_del(&rq->fifo);
 		/* One the stages passed on leaves unserved: they must know (a zone's pointer). */
 		if (passed && q->stages)
-			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
+			q->stage_vt->completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 		elv_cancelled(q, rq);
 		ELV_CALLBACK(q, fn(arg, rq));
 		n++;
@@ -979,7 +951,7 @@ int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg)
 		struct elv_list staged;
 
 		elv_list_init(&staged);
-		elv_stages_take_all(q, &staged);
+		q->stage_vt->take_all(q, &staged);
 		n += elv_drain_list(q, &staged, fn, arg, 0);
 	}
 	if (q->idling)

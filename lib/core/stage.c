@@ -13,7 +13,9 @@
  *   stage to hold nothing. Attaching sets the queue's gate to ELV_GATE_STAGED: elv_add(),
  *   elv_dispatch() and elv_complete() test the gate anyway (callbacks, torn-down queues),
  *   so they find the staged paths through that test, and a queue without stages runs the
- *   same instructions as before stages existed.
+ *   same instructions as before stages existed. The core reaches this file only through
+ *   q->stage_vt, set by elv_stage_attach(): a firmware that attaches no stage links none of
+ *   it.
  *
  * The hooks, and when the core calls them
  *   validate(q, rq)       elv_add(), every attached stage, before any admit(): a stage that
@@ -56,6 +58,8 @@
  */
 #include "elv_internal.h"
 
+static const struct elv_stage_vt elv_stage_vt;
+
 _Static_assert(sizeof(((struct elv_queue *)0)->stage) / sizeof(struct elv_stage) == ELV_STAGE_NR,
 	       "one stage slot per ELV_STAGE_* value");
 
@@ -82,6 +86,7 @@ int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_
 	q->stage[slot].data = data;
 	q->stage[slot].nr_held = 0;
 	q->stages |= (uint8_t)(1u << slot);
+	q->stage_vt = &elv_stage_vt;
 	q->gate = ELV_GATE_STAGED; /* the entry points now take their staged paths */
 	elv_merge_veto_update(q);
 	return 0;
@@ -142,7 +147,7 @@ int elv_stage_merge(struct elv_queue *q, unsigned slot, struct elv_request *c,
 	return 1;
 }
 
-int elv_stages_validate(const struct elv_queue *q, const struct elv_request *rq)
+static int elv_stages_validate(const struct elv_queue *q, const struct elv_request *rq)
 {
 	unsigned i;
 	int err;
@@ -169,7 +174,8 @@ static void elv_stage_took(struct elv_queue *q, unsigned slot, struct elv_reques
  * Offer @rq to the stages from slot @first on: ELV_STAGE_PASS (through all of them),
  * ELV_STAGE_HELD, or the refusal of the stage that refused it (nothing changed there).
  */
-int elv_stages_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now, unsigned first)
+static int elv_stages_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now,
+			    unsigned first)
 {
 	unsigned i;
 	int r;
@@ -194,7 +200,7 @@ int elv_stages_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now, 
  * Let every releasable request go on: through the later stages, then to the barrier list or
  * the policy. A later stage that refuses one hands it back through stage_fail.
  */
-void elv_stages_pump(struct elv_queue *q, uint64_t now)
+static void elv_stages_pump(struct elv_queue *q, uint64_t now)
 {
 	unsigned i;
 	struct elv_request *rq;
@@ -219,7 +225,7 @@ void elv_stages_pump(struct elv_queue *q, uint64_t now)
 	}
 }
 
-void elv_stages_dispatched(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+static void elv_stages_dispatched(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	unsigned i;
 
@@ -231,8 +237,8 @@ void elv_stages_dispatched(struct elv_queue *q, struct elv_request *rq, uint64_t
 	}
 }
 
-void elv_stages_completed(struct elv_queue *q, struct elv_request *rq, int status,
-			  uint64_t now)
+static void elv_stages_completed(struct elv_queue *q, struct elv_request *rq, int status,
+				 uint64_t now)
 {
 	unsigned i;
 
@@ -245,7 +251,7 @@ void elv_stages_completed(struct elv_queue *q, struct elv_request *rq, int statu
 }
 
 /* elv_cancel() of a held request: 0 when a stage held it (now unlinked and uncounted). */
-int elv_stages_cancel(struct elv_queue *q, struct elv_request *rq)
+static int elv_stages_cancel(struct elv_queue *q, struct elv_request *rq)
 {
 	unsigned i;
 
@@ -262,7 +268,7 @@ int elv_stages_cancel(struct elv_queue *q, struct elv_request *rq)
 }
 
 /* elv_drain(): every held request onto @list, slot by slot. */
-void elv_stages_take_all(struct elv_queue *q, struct elv_list *list)
+static void elv_stages_take_all(struct elv_queue *q, struct elv_list *list)
 {
 	unsigned i;
 
@@ -278,7 +284,7 @@ void elv_stages_take_all(struct elv_queue *q, struct elv_list *list)
 }
 
 /* The earlier of @t (queue time or ELV_TIME_NEVER) and every stage's next event. */
-uint64_t elv_stages_next_event(const struct elv_queue *q, uint64_t t)
+static uint64_t elv_stages_next_event(const struct elv_queue *q, uint64_t t)
 {
 	unsigned i;
 
@@ -295,8 +301,8 @@ uint64_t elv_stages_next_event(const struct elv_queue *q, uint64_t t)
 	return t;
 }
 
-int elv_stages_allow_merge(const struct elv_queue *q, const struct elv_request *a,
-			   const struct elv_request *b)
+static int elv_stages_allow_merge(const struct elv_queue *q, const struct elv_request *a,
+				  const struct elv_request *b)
 {
 	unsigned i;
 
@@ -310,7 +316,7 @@ int elv_stages_allow_merge(const struct elv_queue *q, const struct elv_request *
 }
 
 /* elv_queue_check(): each stage's own check, and the core's counts agree with theirs. */
-int elv_stages_check(const struct elv_queue *q)
+static int elv_stages_check(const struct elv_queue *q)
 {
 	unsigned i;
 	uint32_t total = 0;
@@ -333,3 +339,54 @@ int elv_stages_check(const struct elv_queue *q)
 	}
 	return total == q->nr_staged ? 0 : ELV_EINVAL;
 }
+
+/*
+ * elv_add() with stages: every stage may refuse the request first, so that a refusal changes
+ * nothing (the clock included); then the stages in order may hold it.
+ */
+static int elv_stages_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	uint64_t saved_now = q->now, saved_offset = q->time_offset;
+	uint8_t saved_set = q->clock_set;
+	int r = elv_stages_validate(q, rq);
+
+	if (r < 0)
+		return r;
+	now = elv_queue_clock(q, now);
+	rq->time = now;
+	rq->seq = q->seq;
+	r = elv_stages_admit(q, rq, now, 0);
+	if (r < 0) {
+		q->now = saved_now;
+		q->time_offset = saved_offset;
+		q->clock_set = saved_set;
+		return r;
+	}
+	elv_add_accept(q, rq, now);
+	return r == ELV_STAGE_HELD ? 0 : elv_stage_enqueue(q, rq, now);
+}
+
+/* elv_dispatch() with stages: what they may release joins the policy first. */
+static int elv_stages_dispatch(struct elv_queue *q, uint64_t now, unsigned flags,
+			       struct elv_request **out)
+{
+	int r;
+
+	elv_stages_pump(q, now);
+	r = elv_dispatch_next(q, now, flags, out);
+	if (r == 0)
+		elv_stages_dispatched(q, *out, now);
+	return r;
+}
+
+static const struct elv_stage_vt elv_stage_vt = {
+	.add = elv_stages_add,
+	.dispatch = elv_stages_dispatch,
+	.completed = elv_stages_completed,
+	.pump = elv_stages_pump,
+	.cancel = elv_stages_cancel,
+	.take_all = elv_stages_take_all,
+	.next_event = elv_stages_next_event,
+	.allow_merge = elv_stages_allow_merge,
+	.check = elv_stages_check,
+};
