@@ -20,8 +20,8 @@
  * A run long enough to cover them that never crossed 2^64, never stepped the clock back or
  * never called back into the queue from a callback is a failure too: the generator lost them.
  * The policies that promise proportional service (bfq) also get the fairness check of
- * fair.c after their random calls: two backlogged equal-weight streams must stay within
- * three budgets of each other (one "fairness" line per policy and seed).
+ * fair.c after their random calls: two backlogged streams must stay within three budgets of
+ * each other, in service divided by weight (one "fairness" line per policy and seed).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 
@@ -331,8 +331,8 @@ static int ec_fairness(const struct elv_policy *p, uint64_t seed, int required, 
 		}
 	}
 	*ops += disp;
-	printf("fairness %s seed %llu: %u runs, %llu dispatches, two backlogged equal-weight "
-	       "streams at most %llu sectors apart (bound %llu)\n", elv_policy_name(p),
+	printf("fairness %s seed %llu: %u runs, %llu dispatches, two backlogged streams at most "
+	       "%llu sectors apart at equal weight (bound %llu)\n", elv_policy_name(p),
 	       (unsigned long long)seed, EC_FAIR_RUNS, (unsigned long long)disp,
 	       (unsigned long long)worst, (unsigned long long)bound);
 	return 0;

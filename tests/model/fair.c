@@ -1,13 +1,15 @@
 /*
  * Bounded unfairness between backlogged streams, for the policies that promise proportional
- * service (bfq). Two sync streams of one class and equal weight each keep K sequential reads
- * of random sizes outstanding, over a device of one to four slots whose service time grows
- * with the request size; after every dispatch the sectors each stream has been given are
- * compared. B-WF2Q+ serves a queue a budget at a time and picks the smallest virtual finish
- * time, so two equal-weight queues that never empty can drift apart by about one budget
- * each way: the check allows three of the largest budget the policy can grant (docs
- * /reliability.md derives it). Weight raising is switched off (low_latency 0): it exists to
- * break this fairness for a while on purpose.
+ * service (bfq). Two sync streams of one class each keep K sequential reads of random sizes
+ * outstanding, over a device of one to four slots whose service time grows with the request
+ * size; after every dispatch the sectors each stream has been given are compared. B-WF2Q+
+ * serves a queue a budget at a time and picks the smallest virtual finish time, so two
+ * equal-weight queues that never empty can drift apart by about one budget each way: the
+ * check allows three of the largest budget the policy can grant (docs/reliability.md derives
+ * it). With weights wa and wb the service divided by the weight is what stays close:
+ * |Sa * wb - Sb * wa| <= 3/2 * budget * (wa + wb), which is the same bound for equal weights.
+ * Weight raising is switched off (low_latency 0): it exists to break this fairness for a
+ * while on purpose.
  *
  * Only the public API is used. A run prints one line; a violation prints the numbers.
  */
@@ -37,6 +39,7 @@ struct fr {
 	struct fr_rq *dev[4];
 	unsigned ndev, depth;
 	uint64_t now, seed, pos[2], served[2], held[2];
+	uint64_t w[2];         /* weights, for the normalised difference */
 	uint32_t max_rq;
 };
 
@@ -79,6 +82,15 @@ static int fr_fill(struct fr *f, char *err, size_t len)
 		f->held[who]++;
 	}
 	return 0;
+}
+
+/* |Sa * wb - Sb * wa| / ((wa + wb) / 2): how far apart the two are, in sectors at equal
+ * weights. */
+static uint64_t fr_diff(const struct fr *f)
+{
+	uint64_t a = f->served[0] * f->w[1], b = f->served[1] * f->w[0];
+
+	return (a > b ? a - b : b - a) * 2u / (f->w[0] + f->w[1]);
 }
 
 /* Complete the device's first command (it serves in order). */
@@ -160,16 +172,28 @@ int fair_run(const struct elv_policy *p, uint64_t seed, uint64_t rounds, int req
 		}
 		f->pos[i] = (uint64_t)i << 40;
 	}
-	/* Equal weights: the default, or one chosen for both. */
-	if (fr_rand(f) % 2u) {
-		uint16_t w = (uint16_t)(1u + fr_rand(f) % 1000u);
-
-		for (i = 0; i < 2; i++)
-			if (elv_stream_set_weight(f->q, &f->st[i], w) != 0) {
-				snprintf(res->err, sizeof(res->err), "elv_stream_set_weight failed");
-				goto out;
-			}
+	/* The default weight for both, one weight chosen for both, or two weights 1:1 to 1:8. */
+	f->w[0] = f->w[1] = 0;
+	switch (fr_rand(f) % 3u) {
+	case 1:
+		f->w[0] = f->w[1] = 1u + fr_rand(f) % 1000u;
+		break;
+	case 2:
+		f->w[0] = 10u + fr_rand(f) % 116u;
+		f->w[1] = f->w[0] * (1u + fr_rand(f) % 8u);
+		break;
+	default:
+		break;
 	}
+	for (i = 0; i < 2 && f->w[i]; i++)
+		if (elv_stream_set_weight(f->q, &f->st[i], (uint16_t)f->w[i]) != 0) {
+			snprintf(res->err, sizeof(res->err), "elv_stream_set_weight failed");
+			goto out;
+		}
+	if (!f->w[0])
+		f->w[0] = f->w[1] = 1; /* equal: the ioprio-derived default of both */
+	res->w[0] = f->w[0];
+	res->w[1] = f->w[1];
 	/* The largest budget a queue can be granted: the warm-up one or the ceiling. */
 	res->budget = (uint64_t)(mb > FR_WARMUP_BUDGET ? mb : FR_WARMUP_BUDGET);
 	res->bound = 3u * res->budget;
@@ -190,18 +214,20 @@ int fair_run(const struct elv_policy *p, uint64_t seed, uint64_t rounds, int req
 				f->served[x->who] += rq->nr_sectors;
 				dispatches++;
 				stalls = 0;
-				d = f->served[0] > f->served[1] ? f->served[0] - f->served[1] :
-								   f->served[1] - f->served[0];
+				d = fr_diff(f);
 				if (d > res->max_diff)
 					res->max_diff = d;
 				if (d > res->bound) {
 					snprintf(res->err, sizeof(res->err),
-						 "%s: after %llu dispatches stream 0 has %llu sectors, "
-						 "stream 1 %llu: %llu apart, more than the bound %llu "
+						 "%s: after %llu dispatches stream 0 (weight %llu) has "
+						 "%llu sectors, stream 1 (weight %llu) %llu: %llu apart "
+						 "at equal weight, more than the bound %llu "
 						 "(3 budgets of %llu; depth %u, requests up to %u "
 						 "sectors)", elv_policy_name(p),
 						 (unsigned long long)dispatches,
+						 (unsigned long long)f->w[0],
 						 (unsigned long long)f->served[0],
+						 (unsigned long long)f->w[1],
 						 (unsigned long long)f->served[1],
 						 (unsigned long long)d, (unsigned long long)res->bound,
 						 (unsigned long long)res->budget, f->depth, f->max_rq);

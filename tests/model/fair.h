@@ -12,9 +12,11 @@
 struct fair_result {
 	uint64_t budget;     /* largest budget the policy can grant in this run (sectors) */
 	uint64_t bound;      /* allowed difference of service: 3 budgets */
-	uint64_t max_diff;   /* largest difference seen after any dispatch */
+	uint64_t max_diff;   /* largest difference seen after any dispatch, at equal weight:
+			      * |Sa * wb - Sb * wa| / ((wa + wb) / 2) */
 	uint64_t dispatches;
 	uint64_t served[2];  /* sectors given to each stream */
+	uint64_t w[2];       /* their weights (1 and 1: both the default) */
 	char err[320];       /* the violation, when there is one */
 };
 
