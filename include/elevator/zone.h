@@ -56,7 +56,7 @@ extern "C" {
  * @par Errors of elv_add() on a zoned queue (nothing is changed)
  * | case | code |
  * |---|---|
- * | write or zone operation starting past the last zone | ELV_ERANGE |
+ * | write or zone operation starting past the last zone, or ending past the end of the device | ELV_ERANGE |
  * | write crossing a zone boundary | ELV_EINVAL |
  * | write to a sequential zone not at its write pointer when the zone could take it now, or below what is already written | ELV_EINVAL |
  * | append whose sector is not its zone's start, append to a conventional zone, append flag on another operation | ELV_EINVAL |
@@ -168,7 +168,7 @@ ELV_API size_t elv_zone_size(const struct elv_zone_geometry *geo);
  * @retval 0 attached.
  * @retval ELV_EINVAL NULL argument, misaligned @p mem, torn-down queue, or geometry that
  *         does not add up: zone_sectors not a power of two of 8 or more, zone_capacity
- *         above zone_sectors, nr_sectors 0 or needing more than 2^32 zones, nr_conv above
+ *         above zone_sectors, nr_sectors 0 or needing 2^32 - 1 zones or more, nr_conv above
  *         the number of zones, max_active below max_open, a reserved field not zero.
  * @retval ELV_ENOSPC @p len is below elv_zone_size().
  * @retval ELV_EBUSY the queue holds or has in flight a request, a zone stage is attached

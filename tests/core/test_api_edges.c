@@ -1,0 +1,1650 @@
+/*
+ * The public calls of the zone stage (zone.h), the QoS stage (qos.h), streams and groups
+ * (weights, membership) and elv_complete_status(), attacked at their edges: NULL arguments,
+ * a torn-down queue, streams, groups and clients of another queue, weights and settings out
+ * of range, zone geometries that do not add up, every refused write and zone operation,
+ * attach and detach at the wrong moment, and calls from inside every host callback. Each
+ * refused call must return the documented code and leave the queue exactly as it was: its
+ * counters, its queued count, its invariants, its next event, every zone's state, every
+ * weight and group, every QoS setting. Last, a long random run under bfq with both stages
+ * attached, where every request handed to the queue must come back exactly once.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "elevator/policy.h"
+
+#define ZS 64u   /* zone size in sectors */
+#define NZ 16u   /* zones */
+#define NCONV 2u /* conventional zones 0 and 1 */
+#define Z 2u     /* the first sequential zone */
+#define NS 6     /* streams */
+#define NG 3     /* groups */
+#define NC (NS + NG) /* QoS clients: one per stream, one per group */
+#define NRQ 256  /* requests */
+#define DEPTH 8  /* fake device queue depth */
+#define LEN(a) ((unsigned)(sizeof(a) / sizeof((a)[0])))
+
+/* Where each request is, as the host sees it. */
+enum { H_FREE = 0, H_ADDING, H_LIB, H_FLIGHT };
+
+struct fix {
+	struct elv_queue *q, *q2;
+	struct elv_config cfg;
+	struct elv_zone_geometry geo;
+	struct elv_stream s[NS], s2;
+	struct elv_group g[NG], g2;
+	struct elv_qos_client c[NC], c2;
+	struct elv_request rq[NRQ];
+	uint8_t hs[NRQ];
+	uint64_t now;
+	/* what came back, and how */
+	uint64_t accepted, completed, cancelled, drained, failed, merged;
+	int probe_on;        /* non-zero: the callbacks probe the queue */
+	uint8_t probe_trace; /* trace event type that triggers a probe */
+	unsigned probes;     /* probes run */
+	struct elv_request *inflight[NRQ];
+	unsigned nr_inflight;
+};
+
+static struct fix fx;
+static uint64_t qmem[1u << 17], qmem2[1u << 17]; /* 1 MiB each: any built-in policy */
+static uint64_t zmem[2048], zmem2[2048];
+static struct elv_qos qos, qos2;
+
+/* ---- state snapshots ------------------------------------------------------------------ */
+
+struct snap {
+	struct elv_stats st;
+	uint32_t nr_queued;
+	int check;
+	uint64_t next;
+	int zrc;
+	struct elv_zone_info zi[NZ];
+	uint16_t sw[NS];
+	const struct elv_group *sg[NS];
+	uint16_t gw[NG];
+	int qrc;
+	struct elv_qos_settings qset;
+	int crc[NC];
+	struct elv_throttle_settings thr[NC];
+	struct elv_mclock_settings mc[NC];
+	struct elv_qos_client_stats cst[NC];
+};
+
+static struct elv_qos_client *cl_of(int i)
+{
+	return &fx.c[i];
+}
+
+/* Everything a refused call must leave as it was. */
+static void snap_take(const struct elv_queue *q, struct snap *sn)
+{
+	unsigned i;
+
+	memset(sn, 0, sizeof(*sn));
+	assert_int_equal(elv_stats(q, &sn->st), 0);
+	sn->nr_queued = elv_queue_nr_queued(q);
+	sn->check = elv_queue_check(q);
+	sn->next = elv_next_event(q);
+	sn->zrc = 0;
+	for (i = 0; i < NZ; i++) {
+		int r = elv_zone_get(q, i, &sn->zi[i]);
+
+		sn->zrc |= r ? 1 << (i & 15) : 0;
+	}
+	for (i = 0; i < NS; i++) {
+		sn->sw[i] = fx.s[i].weight;
+		sn->sg[i] = elv_stream_group(&fx.s[i]);
+	}
+	for (i = 0; i < NG; i++)
+		sn->gw[i] = fx.g[i].weight;
+	sn->qrc = elv_qos_get(q, &sn->qset);
+	for (i = 0; i < NC; i++) {
+		sn->crc[i] = elv_qos_get_throttle(q, cl_of((int)i), &sn->thr[i]);
+		if (sn->crc[i] == 0) {
+			assert_int_equal(elv_qos_get_mclock(q, cl_of((int)i), &sn->mc[i]), 0);
+			assert_int_equal(elv_qos_client_stats(q, cl_of((int)i), &sn->cst[i]), 0);
+		}
+	}
+}
+
+static void snap_same(const struct snap *a, const struct snap *b)
+{
+	assert_memory_equal(&a->st, &b->st, sizeof(a->st));
+	assert_int_equal(a->nr_queued, b->nr_queued);
+	assert_int_equal(a->check, b->check);
+	assert_true(a->next == b->next);
+	assert_int_equal(a->zrc, b->zrc);
+	assert_memory_equal(a->zi, b->zi, sizeof(a->zi));
+	assert_memory_equal(a->sw, b->sw, sizeof(a->sw));
+	assert_memory_equal(a->sg, b->sg, sizeof(a->sg));
+	assert_memory_equal(a->gw, b->gw, sizeof(a->gw));
+	assert_int_equal(a->qrc, b->qrc);
+	assert_memory_equal(&a->qset, &b->qset, sizeof(a->qset));
+	assert_memory_equal(a->crc, b->crc, sizeof(a->crc));
+	assert_memory_equal(a->thr, b->thr, sizeof(a->thr));
+	assert_memory_equal(a->mc, b->mc, sizeof(a->mc));
+	assert_memory_equal(a->cst, b->cst, sizeof(a->cst));
+}
+
+/* @call must return @want and change nothing on fx.q. */
+#define REFUSED(want, call)                                                                   \
+	do {                                                                                  \
+		struct snap before_, after_;                                                  \
+		snap_take(fx.q, &before_);                                                    \
+		assert_int_equal((call), (want));                                             \
+		snap_take(fx.q, &after_);                                                     \
+		snap_same(&before_, &after_);                                                 \
+	} while (0)
+
+static void chk(void)
+{
+	assert_int_equal(elv_queue_check(fx.q), 0);
+}
+
+/* ---- host callbacks ------------------------------------------------------------------- */
+
+static void set_hs(struct elv_request *rq, uint8_t from, uint8_t to)
+{
+	long i = rq - fx.rq;
+
+	assert_true(i >= 0 && i < NRQ);
+	assert_int_equal(fx.hs[i], from);
+	fx.hs[i] = to;
+}
+
+static void probe(void);
+
+static void on_fail(void *ctx, struct elv_request *rq, int err)
+{
+	(void)ctx;
+	assert_true(err == ELV_EIO || err == ELV_EINVAL || err == ELV_ENOSPC);
+	set_hs(rq, H_LIB, H_FREE);
+	fx.failed++;
+	if (fx.probe_on)
+		probe();
+}
+
+static void on_merge(void *ctx, struct elv_request *into, struct elv_request *gone,
+		     enum elv_merge_kind kind)
+{
+	long i = gone - fx.rq;
+
+	(void)ctx;
+	(void)kind;
+	assert_true(i >= 0 && i < NRQ);
+	assert_int_equal(fx.hs[into - fx.rq], H_LIB);
+	assert_true(fx.hs[i] == H_LIB || fx.hs[i] == H_ADDING);
+	fx.hs[i] = H_FREE;
+	fx.merged++;
+	if (fx.probe_on)
+		probe();
+}
+
+static void on_trace(void *ctx, const struct elv_trace_event *ev)
+{
+	(void)ctx;
+	if (fx.probe_on && ev->type == fx.probe_trace)
+		probe();
+}
+
+static void on_drain(void *arg, struct elv_request *rq)
+{
+	(void)arg;
+	set_hs(rq, H_LIB, H_FREE);
+	fx.drained++;
+	if (fx.probe_on)
+		probe();
+}
+
+/* ---- queues --------------------------------------------------------------------------- */
+
+static void geo_default(struct elv_zone_geometry *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->nr_sectors = (uint64_t)NZ * ZS;
+	g->zone_sectors = ZS;
+	g->nr_conv = NCONV;
+}
+
+/*
+ * fx.q runs @p with NS streams (the last two in group 0, stream 3 in group 1) and NG groups;
+ * with @zone the zone stage of fx.geo, with @qosw the QoS stage and a client on every stream
+ * and group. fx.q2 is a second queue with a stream, a group and a QoS client of its own.
+ */
+static void up(const struct elv_policy *p, int zone, int qosw)
+{
+	int i;
+
+	memset(&fx, 0, sizeof(fx));
+	geo_default(&fx.geo);
+	fx.cfg.dev.queue_depth = DEPTH;
+	fx.cfg.merge = on_merge;
+	fx.cfg.trace = on_trace;
+	fx.cfg.ctx = &fx;
+	assert_true(elv_queue_size_any(&fx.cfg) <= sizeof(qmem));
+	assert_int_equal(elv_queue_init(&fx.q, qmem, sizeof(qmem), p, &fx.cfg), 0);
+	assert_int_equal(elv_queue_init(&fx.q2, qmem2, sizeof(qmem2), p, &fx.cfg), 0);
+	fx.now = 1000;
+	for (i = 0; i < NS; i++) {
+		fx.s[i].ioprio = ELV_PRIO(ELV_PRIO_BE, i % 8);
+		fx.s[i].weight = (uint16_t)(i * 100);
+		assert_int_equal(elv_stream_init(fx.q, &fx.s[i], fx.now), 0);
+	}
+	for (i = 0; i < NG; i++) {
+		fx.g[i].weight = (uint16_t)(100 * (i + 1));
+		assert_int_equal(elv_group_init(fx.q, &fx.g[i], fx.now), 0);
+	}
+	assert_int_equal(elv_stream_set_group(fx.q, &fx.s[NS - 1], &fx.g[0]), 0);
+	assert_int_equal(elv_stream_set_group(fx.q, &fx.s[NS - 2], &fx.g[0]), 0);
+	assert_int_equal(elv_stream_set_group(fx.q, &fx.s[3], &fx.g[1]), 0);
+	assert_int_equal(elv_stream_init(fx.q2, &fx.s2, fx.now), 0);
+	assert_int_equal(elv_group_init(fx.q2, &fx.g2, fx.now), 0);
+	if (zone)
+		assert_int_equal(elv_zone_attach(fx.q, &fx.geo, zmem, sizeof(zmem), on_fail, &fx), 0);
+	if (qosw) {
+		assert_int_equal(elv_qos_attach(fx.q, &qos, NULL, fx.now), 0);
+		for (i = 0; i < NS; i++)
+			assert_int_equal(elv_qos_stream_attach(fx.q, &fx.s[i], &fx.c[i], fx.now), 0);
+		for (i = 0; i < NG; i++)
+			assert_int_equal(elv_qos_group_attach(fx.q, &fx.g[i], &fx.c[NS + i], fx.now),
+					 0);
+		assert_int_equal(elv_qos_attach(fx.q2, &qos2, NULL, fx.now), 0);
+		assert_int_equal(elv_qos_stream_attach(fx.q2, &fx.s2, &fx.c2, fx.now), 0);
+	}
+	chk();
+}
+
+/* Nothing is left anywhere: everything comes apart and every request came back once. */
+static void down(void)
+{
+	int i;
+
+	chk();
+	assert_int_equal(elv_queue_nr_queued(fx.q), 0);
+	for (i = 0; i < NRQ; i++)
+		assert_int_equal(fx.hs[i], H_FREE);
+	assert_true(fx.accepted ==
+		    fx.completed + fx.cancelled + fx.drained + fx.failed + fx.merged);
+	for (i = 0; i < NS; i++)
+		assert_int_equal(elv_stream_exit(fx.q, &fx.s[i], fx.now), 0);
+	for (i = 0; i < NG; i++)
+		assert_int_equal(elv_group_exit(fx.q, &fx.g[i], fx.now), 0);
+	assert_int_equal(elv_stream_exit(fx.q2, &fx.s2, fx.now), 0);
+	assert_int_equal(elv_group_exit(fx.q2, &fx.g2, fx.now), 0);
+	/* Stages may stay attached through elv_queue_exit(): their memory is the host's again. */
+	assert_int_equal(elv_queue_exit(fx.q), 0);
+	assert_int_equal(elv_queue_exit(fx.q2), 0);
+}
+
+static struct elv_request *mk(int i, uint64_t sector, uint32_t n, uint8_t op, uint8_t flags,
+			      struct elv_stream *s)
+{
+	struct elv_request *rq = &fx.rq[i];
+
+	assert_int_equal(fx.hs[i], H_FREE);
+	elv_request_init(rq);
+	rq->sector = sector;
+	rq->nr_sectors = n;
+	rq->op = op;
+	rq->flags = flags;
+	rq->stream = s;
+	return rq;
+}
+
+/* elv_add() with the host's bookkeeping: 0 queued or held, 1 merged, or the refusal. */
+static int add(struct elv_request *rq)
+{
+	long i = rq - fx.rq;
+	int r;
+
+	set_hs(rq, H_FREE, H_ADDING);
+	r = elv_add(fx.q, rq, fx.now);
+	if (r == 0) {
+		set_hs(rq, H_ADDING, H_LIB);
+		fx.accepted++;
+	} else if (r == 1) {
+		assert_int_equal(fx.hs[i], H_FREE); /* the merge callback gave it back */
+		fx.accepted++;
+	} else {
+		assert_true(r < 0);
+		set_hs(rq, H_ADDING, H_FREE);
+	}
+	return r;
+}
+
+static void add_ok(struct elv_request *rq)
+{
+	assert_int_equal(add(rq), 0);
+	chk();
+}
+
+static struct elv_request *dispatch(unsigned flags)
+{
+	struct elv_request *rq = NULL;
+	int r;
+
+	if (fx.nr_inflight >= DEPTH)
+		return NULL;
+	r = elv_dispatch(fx.q, fx.now, flags, &rq);
+	if (r == ELV_EAGAIN)
+		return NULL;
+	assert_int_equal(r, 0);
+	set_hs(rq, H_LIB, H_FLIGHT);
+	fx.inflight[fx.nr_inflight++] = rq;
+	return rq;
+}
+
+/* Complete in-flight request number @k with @status. */
+static void complete_at(unsigned k, int status)
+{
+	struct elv_request *rq = fx.inflight[k];
+
+	fx.inflight[k] = fx.inflight[--fx.nr_inflight];
+	set_hs(rq, H_FLIGHT, H_FREE);
+	fx.completed++;
+	assert_int_equal(elv_complete_status(fx.q, rq, status, fx.now), 0);
+}
+
+static void complete_rq(struct elv_request *rq, int status)
+{
+	unsigned k;
+
+	for (k = 0; k < fx.nr_inflight; k++)
+		if (fx.inflight[k] == rq) {
+			complete_at(k, status);
+			return;
+		}
+	fail_msg("request not in flight");
+}
+
+/* Dispatch and complete everything, moving the clock on to every timed release. */
+static void run_all(void)
+{
+	unsigned guard;
+
+	for (guard = 0; guard < 100000; guard++) {
+		while (dispatch(ELV_DISPATCH_FORCE))
+			;
+		if (fx.nr_inflight) {
+			complete_at(0, 0);
+			chk();
+			continue;
+		}
+		if (!elv_queue_nr_queued(fx.q))
+			return;
+		{
+			uint64_t t = elv_next_event(fx.q);
+
+			fx.now = t != ELV_TIME_NEVER && elv_time_after(t, fx.now) ? t : fx.now + 1000;
+		}
+	}
+	fail_msg("the queue never emptied");
+}
+
+static uint32_t zwp(uint32_t zone)
+{
+	struct elv_zone_info zi;
+
+	assert_int_equal(elv_zone_get(fx.q, zone, &zi), 0);
+	return zi.wp;
+}
+
+static uint64_t zstart(uint32_t zone)
+{
+	return (uint64_t)zone * ZS;
+}
+
+/*
+ * Inside a callback of fx.q: every call that would change it is refused with ELV_EBUSY and
+ * changes nothing; the getters work.
+ */
+static void probe(void)
+{
+	static struct elv_group gfree;
+	static struct elv_qos_client cfree;
+	struct elv_throttle_settings t;
+	struct elv_mclock_settings m;
+	struct elv_qos_settings set;
+	struct elv_zone_info zi;
+	struct elv_qos_client_stats cst;
+	struct snap before, after;
+	struct elv_request *any = NULL;
+	uint32_t zone;
+	int i;
+
+	fx.probes++;
+	snap_take(fx.q, &before);
+	assert_int_equal(before.check, ELV_EBUSY);
+	memset(&t, 0, sizeof(t));
+	memset(&m, 0, sizeof(m));
+	memset(&set, 0, sizeof(set));
+	memset(&gfree, 0, sizeof(gfree));
+	memset(&cfree, 0, sizeof(cfree));
+	t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 10;
+	m.weight = 1;
+
+	assert_int_equal(elv_zone_attach(fx.q, &fx.geo, zmem2, sizeof(zmem2), on_fail, &fx),
+			 ELV_EBUSY);
+	assert_int_equal(elv_zone_detach(fx.q), ELV_EBUSY);
+	assert_int_equal(elv_zone_report(fx.q, NZ - 1, ELV_ZONE_EMPTY, 0), ELV_EBUSY);
+	assert_int_equal(elv_qos_attach(fx.q, &qos2, NULL, fx.now), ELV_EBUSY);
+	assert_int_equal(elv_qos_detach(fx.q, fx.now), ELV_EBUSY);
+	assert_int_equal(elv_qos_set(fx.q, &set, fx.now), ELV_EBUSY);
+	assert_int_equal(elv_qos_stream_attach(fx.q, &fx.s[0], &cfree, fx.now), ELV_EBUSY);
+	assert_int_equal(elv_qos_stream_detach(fx.q, &fx.s[0], fx.now), ELV_EBUSY);
+	assert_int_equal(elv_qos_group_attach(fx.q, &fx.g[0], &cfree, fx.now), ELV_EBUSY);
+	assert_int_equal(elv_qos_group_detach(fx.q, &fx.g[0], fx.now), ELV_EBUSY);
+	assert_int_equal(elv_qos_set_throttle(fx.q, &fx.c[0], &t, fx.now), ELV_EBUSY);
+	assert_int_equal(elv_qos_set_throttle(fx.q, &fx.c[0], NULL, fx.now), ELV_EBUSY);
+	assert_int_equal(elv_qos_set_mclock(fx.q, &fx.c[0], &m, fx.now), ELV_EBUSY);
+	assert_int_equal(elv_qos_set_mclock(fx.q, &fx.c[0], NULL, fx.now), ELV_EBUSY);
+	assert_int_equal(elv_group_init(fx.q, &gfree, fx.now), ELV_EBUSY);
+	assert_int_equal(elv_group_exit(fx.q, &fx.g[NG - 1], fx.now), ELV_EBUSY);
+	assert_int_equal(elv_group_set_weight(fx.q, &fx.g[0], 5), ELV_EBUSY);
+	assert_int_equal(elv_stream_set_weight(fx.q, &fx.s[0], 7), ELV_EBUSY);
+	assert_int_equal(elv_stream_set_group(fx.q, &fx.s[0], &fx.g[2]), ELV_EBUSY);
+	assert_int_equal(elv_stream_set_group(fx.q, &fx.s[NS - 1], NULL), ELV_EBUSY);
+	for (i = 0; i < NRQ; i++)
+		if (fx.hs[i] == H_LIB || fx.hs[i] == H_FLIGHT)
+			any = &fx.rq[i];
+	if (fx.nr_inflight) {
+		assert_int_equal(elv_complete_status(fx.q, fx.inflight[0], 0, fx.now), ELV_EBUSY);
+		assert_int_equal(elv_complete_status(fx.q, fx.inflight[0], -5, fx.now), ELV_EBUSY);
+	}
+	if (any) {
+		assert_int_equal(elv_cancel(fx.q, any), ELV_EBUSY);
+		assert_int_equal(elv_add(fx.q, any, fx.now), ELV_EBUSY);
+	}
+	/* the getters */
+	assert_int_equal(elv_zone_get(fx.q, Z, &zi), before.zrc & (1 << Z) ? ELV_EINVAL : 0);
+	assert_int_equal(elv_zone_of(fx.q, zstart(Z), &zone), before.zrc ? ELV_EINVAL : 0);
+	assert_int_equal(elv_qos_get(fx.q, &set), before.qrc);
+	if (before.qrc == 0) {
+		assert_int_equal(elv_qos_get_throttle(fx.q, &fx.c[0], &t), 0);
+		assert_int_equal(elv_qos_get_mclock(fx.q, &fx.c[0], &m), 0);
+		assert_int_equal(elv_qos_client_stats(fx.q, &fx.c[0], &cst), 0);
+		if (any)
+			assert_true(elv_qos_request_cost(fx.q, any) >= 1);
+	}
+	snap_take(fx.q, &after);
+	snap_same(&before, &after);
+	/* the other queue is free to use */
+	assert_int_equal(elv_stream_set_weight(fx.q2, &fx.s2, 9), 0);
+	assert_int_equal(elv_stream_set_weight(fx.q2, &fx.s2, 0), 0);
+}
+
+/* ---- NULL and torn-down queues ------------------------------------------------------------ */
+
+static void test_null_arguments(void **state)
+{
+	struct elv_throttle_settings t;
+	struct elv_mclock_settings m;
+	struct elv_qos_settings set;
+	struct elv_zone_info zi;
+	struct elv_qos_client_stats cst;
+	struct elv_qos_client cfree;
+	struct elv_group gfree;
+	uint32_t zone;
+
+	(void)state;
+	up(&elv_policy_bfq, 1, 1);
+	memset(&t, 0, sizeof(t));
+	memset(&m, 0, sizeof(m));
+	memset(&set, 0, sizeof(set));
+	memset(&cfree, 0, sizeof(cfree));
+	memset(&gfree, 0, sizeof(gfree));
+	m.weight = 1;
+
+	/* NULL queue */
+	assert_int_equal(elv_zone_attach(NULL, &fx.geo, zmem2, sizeof(zmem2), on_fail, &fx),
+			 ELV_EINVAL);
+	assert_int_equal(elv_zone_detach(NULL), ELV_EINVAL);
+	assert_int_equal(elv_zone_report(NULL, Z, ELV_ZONE_EMPTY, 0), ELV_EINVAL);
+	assert_int_equal(elv_zone_get(NULL, Z, &zi), ELV_EINVAL);
+	assert_int_equal(elv_zone_of(NULL, 0, &zone), ELV_EINVAL);
+	assert_int_equal(elv_qos_attach(NULL, &qos2, NULL, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_detach(NULL, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_set(NULL, &set, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_get(NULL, &set), ELV_EINVAL);
+	assert_int_equal(elv_qos_stream_attach(NULL, &fx.s[0], &cfree, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_stream_detach(NULL, &fx.s[0], 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_group_attach(NULL, &fx.g[0], &cfree, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_group_detach(NULL, &fx.g[0], 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_set_throttle(NULL, &fx.c[0], &t, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_get_throttle(NULL, &fx.c[0], &t), ELV_EINVAL);
+	assert_int_equal(elv_qos_set_mclock(NULL, &fx.c[0], &m, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_get_mclock(NULL, &fx.c[0], &m), ELV_EINVAL);
+	assert_int_equal(elv_qos_client_stats(NULL, &fx.c[0], &cst), ELV_EINVAL);
+	assert_int_equal(elv_qos_request_cost(NULL, &fx.rq[0]), 0);
+	assert_int_equal(elv_group_init(NULL, &gfree, 0), ELV_EINVAL);
+	assert_int_equal(elv_group_exit(NULL, &fx.g[0], 0), ELV_EINVAL);
+	assert_int_equal(elv_group_set_weight(NULL, &fx.g[0], 5), ELV_EINVAL);
+	assert_int_equal(elv_stream_set_weight(NULL, &fx.s[0], 5), ELV_EINVAL);
+	assert_int_equal(elv_stream_set_group(NULL, &fx.s[0], NULL), ELV_EINVAL);
+	assert_int_equal(elv_complete_status(NULL, &fx.rq[0], 0, 0), ELV_EINVAL);
+	assert_int_equal(elv_zone_size(NULL), 0);
+	assert_int_equal(elv_throttle_check(NULL), ELV_EINVAL);
+	assert_int_equal(elv_mclock_check(NULL), ELV_EINVAL);
+
+	/* NULL everything else, on a live queue with both stages: nothing changes */
+	REFUSED(ELV_EINVAL, elv_zone_attach(fx.q, NULL, zmem2, sizeof(zmem2), on_fail, &fx));
+	REFUSED(ELV_EINVAL, elv_zone_get(fx.q, Z, NULL));
+	REFUSED(ELV_EINVAL, elv_zone_of(fx.q, 0, NULL));
+	REFUSED(ELV_EINVAL, elv_qos_attach(fx.q, NULL, NULL, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_set(fx.q, NULL, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_get(fx.q, NULL));
+	REFUSED(ELV_EINVAL, elv_qos_stream_attach(fx.q, NULL, &cfree, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_stream_attach(fx.q, &fx.s[0], NULL, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_stream_detach(fx.q, NULL, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_group_attach(fx.q, NULL, &cfree, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_group_attach(fx.q, &fx.g[0], NULL, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_group_detach(fx.q, NULL, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_set_throttle(fx.q, NULL, &t, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_get_throttle(fx.q, NULL, &t));
+	REFUSED(ELV_EINVAL, elv_qos_get_throttle(fx.q, &fx.c[0], NULL));
+	REFUSED(ELV_EINVAL, elv_qos_set_mclock(fx.q, NULL, &m, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_get_mclock(fx.q, NULL, &m));
+	REFUSED(ELV_EINVAL, elv_qos_get_mclock(fx.q, &fx.c[0], NULL));
+	REFUSED(ELV_EINVAL, elv_qos_client_stats(fx.q, NULL, &cst));
+	REFUSED(ELV_EINVAL, elv_qos_client_stats(fx.q, &fx.c[0], NULL));
+	REFUSED(0, (int)elv_qos_request_cost(fx.q, NULL));
+	REFUSED(ELV_EINVAL, elv_group_init(fx.q, NULL, fx.now));
+	REFUSED(ELV_EINVAL, elv_group_exit(fx.q, NULL, fx.now));
+	REFUSED(ELV_EINVAL, elv_group_set_weight(fx.q, NULL, 5));
+	REFUSED(ELV_EINVAL, elv_stream_set_weight(fx.q, NULL, 5));
+	REFUSED(ELV_EINVAL, elv_stream_set_group(fx.q, NULL, &fx.g[0]));
+	REFUSED(ELV_EINVAL, elv_complete_status(fx.q, NULL, 0, fx.now));
+	REFUSED(ELV_EINVAL, elv_complete_status(fx.q, NULL, -5, fx.now));
+	/* a request not in flight, and a status above 0 for one that is */
+	REFUSED(ELV_EINVAL, elv_complete_status(fx.q, mk(0, 0, 8, ELV_OP_READ, 0, NULL), 0,
+						fx.now));
+	add_ok(mk(0, 0, 8, ELV_OP_READ, 0, NULL));
+	REFUSED(ELV_EINVAL, elv_complete_status(fx.q, &fx.rq[0], 0, fx.now)); /* queued */
+	assert_ptr_equal(dispatch(0), &fx.rq[0]);
+	REFUSED(ELV_EINVAL, elv_complete_status(fx.q, &fx.rq[0], 1, fx.now));
+	REFUSED(ELV_EINVAL, elv_complete_status(fx.q, &fx.rq[0], 5, fx.now));
+	REFUSED(ELV_EINVAL, elv_complete_status(fx.q, &fx.rq[0], INT32_MAX, fx.now));
+	REFUSED(ELV_EINVAL, elv_complete_status(fx.q2, &fx.rq[0], 0, fx.now));
+	complete_rq(&fx.rq[0], INT32_MIN); /* any negative status is the host's to choose */
+	chk();
+	down();
+}
+
+static void test_torn_down(void **state)
+{
+	struct elv_throttle_settings t;
+	struct elv_mclock_settings m;
+	struct elv_qos_settings set;
+	struct elv_zone_info zi;
+	struct elv_qos_client_stats cst;
+	struct elv_qos_client cfree;
+	struct elv_group gfree;
+	struct elv_stream sfree;
+	struct elv_queue *q;
+	uint32_t zone;
+
+	(void)state;
+	up(&elv_policy_bfq, 1, 1);
+	fx.nr_inflight = 0;
+	down(); /* both stages still attached when the queue went */
+	q = fx.q;
+	memset(&t, 0, sizeof(t));
+	memset(&m, 0, sizeof(m));
+	memset(&set, 0, sizeof(set));
+	memset(&cfree, 0, sizeof(cfree));
+	memset(&gfree, 0, sizeof(gfree));
+	memset(&sfree, 0, sizeof(sfree));
+	memset(&zi, 0x5a, sizeof(zi));
+	m.weight = 1;
+	assert_int_equal(elv_zone_attach(q, &fx.geo, zmem2, sizeof(zmem2), on_fail, &fx),
+			 ELV_EINVAL);
+	assert_int_equal(elv_zone_detach(q), ELV_EINVAL);
+	assert_int_equal(elv_zone_report(q, Z, ELV_ZONE_EMPTY, 0), ELV_EINVAL);
+	assert_int_equal(elv_zone_get(q, Z, &zi), ELV_EINVAL);
+	assert_int_equal(zi.wp, 0x5a5a5a5au); /* untouched */
+	assert_int_equal(elv_zone_of(q, 0, &zone), ELV_EINVAL);
+	assert_int_equal(elv_qos_attach(q, &qos2, NULL, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_detach(q, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_set(q, &set, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_get(q, &set), ELV_EINVAL);
+	assert_int_equal(elv_qos_stream_attach(q, &sfree, &cfree, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_stream_detach(q, &fx.s[0], 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_group_attach(q, &gfree, &cfree, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_group_detach(q, &fx.g[0], 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_set_throttle(q, &fx.c[0], &t, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_get_throttle(q, &fx.c[0], &t), ELV_EINVAL);
+	assert_int_equal(elv_qos_set_mclock(q, &fx.c[0], &m, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_get_mclock(q, &fx.c[0], &m), ELV_EINVAL);
+	assert_int_equal(elv_qos_client_stats(q, &fx.c[0], &cst), ELV_EINVAL);
+	assert_int_equal(elv_qos_request_cost(q, &fx.rq[0]), 0);
+	assert_int_equal(elv_group_init(q, &gfree, 0), ELV_EINVAL);
+	assert_int_equal(gfree.weight, 0); /* not even the default stored back */
+	assert_int_equal(elv_group_exit(q, &fx.g[0], 0), ELV_EINVAL);
+	assert_int_equal(elv_group_set_weight(q, &fx.g[0], 5), ELV_EINVAL);
+	assert_int_equal(elv_stream_init(q, &sfree, 0), ELV_EINVAL);
+	assert_int_equal(elv_stream_set_weight(q, &sfree, 5), ELV_EINVAL);
+	assert_int_equal(elv_stream_set_group(q, &sfree, NULL), ELV_EINVAL);
+	assert_int_equal(elv_complete_status(q, &fx.rq[0], 0, 0), ELV_EINVAL);
+	assert_int_equal(elv_add(q, mk(0, 0, 8, ELV_OP_READ, 0, NULL), 0), ELV_EINVAL);
+	assert_true(elv_next_event(q) == ELV_TIME_NEVER);
+	assert_int_equal(elv_queue_check(q), ELV_EINVAL);
+	/* nothing was revived: still torn down */
+	assert_int_equal(elv_queue_exit(q), ELV_EINVAL);
+}
+
+/* ---- streams, groups and clients of another queue; weights out of range ----------------- */
+
+static void test_foreign_objects(void **state)
+{
+	struct elv_throttle_settings t;
+	struct elv_mclock_settings m;
+	struct elv_qos_client_stats cst;
+	struct elv_qos_client cfree;
+	struct elv_request *other;
+
+	(void)state;
+	up(&elv_policy_bfq, 1, 1);
+	memset(&t, 0, sizeof(t));
+	memset(&m, 0, sizeof(m));
+	memset(&cfree, 0, sizeof(cfree));
+	m.weight = 1;
+	REFUSED(ELV_EINVAL, elv_stream_set_weight(fx.q, &fx.s2, 5));
+	REFUSED(ELV_EINVAL, elv_stream_set_group(fx.q, &fx.s2, NULL));
+	REFUSED(ELV_EINVAL, elv_stream_set_group(fx.q, &fx.s2, &fx.g[0]));
+	REFUSED(ELV_EINVAL, elv_stream_set_group(fx.q, &fx.s[0], &fx.g2));
+	REFUSED(ELV_EINVAL, elv_stream_set_group(fx.q2, &fx.s2, &fx.g[0]));
+	REFUSED(ELV_EINVAL, elv_group_set_weight(fx.q, &fx.g2, 5));
+	REFUSED(ELV_EINVAL, elv_group_exit(fx.q, &fx.g2, fx.now));
+	REFUSED(ELV_EBUSY, elv_group_init(fx.q, &fx.g2, fx.now)); /* registered with q2 */
+	REFUSED(ELV_EBUSY, elv_stream_init(fx.q, &fx.s2, fx.now));
+	REFUSED(ELV_EINVAL, elv_stream_exit(fx.q, &fx.s2, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_stream_attach(fx.q, &fx.s2, &cfree, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_stream_detach(fx.q, &fx.s2, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_group_attach(fx.q, &fx.g2, &cfree, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_group_detach(fx.q, &fx.g2, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_set_throttle(fx.q, &fx.c2, &t, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_set_mclock(fx.q, &fx.c2, &m, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_get_throttle(fx.q, &fx.c2, &t));
+	REFUSED(ELV_EINVAL, elv_qos_get_mclock(fx.q, &fx.c2, &m));
+	REFUSED(ELV_EINVAL, elv_qos_client_stats(fx.q, &fx.c2, &cst));
+	REFUSED(ELV_EINVAL, elv_qos_set_throttle(fx.q, &cfree, &t, fx.now)); /* attached nowhere */
+	/* a client attached on q2 cannot be given to a stream of q */
+	assert_int_equal(elv_qos_stream_detach(fx.q, &fx.s[0], fx.now), 0);
+	REFUSED(ELV_EBUSY, elv_qos_stream_attach(fx.q, &fx.s[0], &fx.c2, fx.now));
+	REFUSED(ELV_EBUSY, elv_qos_stream_attach(fx.q, &fx.s[0], &fx.c[1], fx.now)); /* s[1]'s */
+	REFUSED(ELV_EBUSY, elv_qos_stream_attach(fx.q, &fx.s[1], &cfree, fx.now)); /* has one */
+	assert_int_equal(elv_qos_stream_attach(fx.q, &fx.s[0], &fx.c[0], fx.now), 0);
+	/* a request of another queue's stream, and a request in flight from another queue */
+	REFUSED(ELV_EINVAL, add(mk(1, 0, 8, ELV_OP_READ, 0, &fx.s2)));
+	other = mk(2, 0, 8, ELV_OP_READ, 0, NULL);
+	assert_int_equal(elv_add(fx.q2, other, fx.now), 0);
+	REFUSED(ELV_EBUSY, elv_add(fx.q, other, fx.now)); /* held by q2 */
+	REFUSED(ELV_EINVAL, elv_cancel(fx.q, other));
+	{
+		struct elv_request *got;
+
+		assert_int_equal(elv_dispatch(fx.q2, fx.now, 0, &got), 0);
+		assert_ptr_equal(got, other);
+	}
+	REFUSED(ELV_EINVAL, elv_complete_status(fx.q, other, 0, fx.now));
+	REFUSED(ELV_EINVAL, elv_complete_status(fx.q, other, -5, fx.now));
+	assert_int_equal(elv_complete_status(fx.q2, other, 0, fx.now), 0);
+	down();
+}
+
+static void test_weights(void **state)
+{
+	struct elv_stream s;
+	struct elv_group g;
+	const uint16_t bad_group[] = {0, ELV_GROUP_WEIGHT_MAX + 1, 65535};
+	const uint16_t bad_stream[] = {ELV_WEIGHT_MAX + 1, 65535};
+	unsigned i;
+
+	(void)state;
+	up(&elv_policy_bfq, 1, 1);
+	for (i = 0; i < LEN(bad_stream); i++) {
+		REFUSED(ELV_ERANGE, elv_stream_set_weight(fx.q, &fx.s[1], bad_stream[i]));
+		REFUSED(ELV_ERANGE, elv_stream_set_weight(fx.q, &fx.s[NS - 1], bad_stream[i]));
+	}
+	for (i = 0; i < LEN(bad_group); i++)
+		REFUSED(ELV_ERANGE, elv_group_set_weight(fx.q, &fx.g[0], bad_group[i]));
+	/* the edges that are valid */
+	assert_int_equal(elv_stream_set_weight(fx.q, &fx.s[1], ELV_WEIGHT_MAX), 0);
+	assert_int_equal(fx.s[1].weight, ELV_WEIGHT_MAX);
+	assert_int_equal(elv_stream_set_weight(fx.q, &fx.s[1], 1), 0);
+	assert_int_equal(elv_stream_set_weight(fx.q, &fx.s[1], 0), 0);
+	assert_int_equal(elv_stream_weight(&fx.s[1]), elv_prio_weight(fx.s[1].ioprio));
+	assert_int_equal(elv_group_set_weight(fx.q, &fx.g[0], 1), 0);
+	assert_int_equal(elv_group_set_weight(fx.q, &fx.g[0], ELV_GROUP_WEIGHT_MAX), 0);
+	chk();
+	/* registration with a weight out of range registers nothing */
+	for (i = 0; i < LEN(bad_stream); i++) {
+		memset(&s, 0, sizeof(s));
+		s.weight = bad_stream[i];
+		REFUSED(ELV_ERANGE, elv_stream_init(fx.q, &s, fx.now));
+		assert_null(elv_stream_group(&s));
+		assert_int_equal(elv_stream_exit(fx.q, &s, fx.now), ELV_EINVAL);
+	}
+	for (i = 1; i < LEN(bad_group); i++) {
+		memset(&g, 0, sizeof(g));
+		g.weight = bad_group[i];
+		REFUSED(ELV_ERANGE, elv_group_init(fx.q, &g, fx.now));
+		assert_int_equal(g.weight, bad_group[i]);
+		assert_int_equal(elv_group_exit(fx.q, &g, fx.now), ELV_EINVAL);
+		assert_null(elv_queue_group_next(fx.q, &fx.g[NG - 1]));
+	}
+	/* a stream with requests cannot move, whatever the target; a weight change is fine */
+	add_ok(mk(0, 0, 8, ELV_OP_READ, 0, &fx.s[0]));
+	REFUSED(ELV_EBUSY, elv_stream_set_group(fx.q, &fx.s[0], &fx.g[1]));
+	assert_int_equal(elv_stream_set_group(fx.q, &fx.s[0], NULL), 0); /* already there */
+	assert_int_equal(elv_stream_set_weight(fx.q, &fx.s[0], 700), 0);
+	REFUSED(ELV_EBUSY, elv_stream_exit(fx.q, &fx.s[0], fx.now));
+	/* a group with streams cannot go */
+	REFUSED(ELV_EBUSY, elv_group_exit(fx.q, &fx.g[0], fx.now));
+	run_all();
+	chk();
+	down();
+}
+
+/* ---- zone geometry -------------------------------------------------------------------- */
+
+/* A geometry that does not add up: no size, and attach refuses it with nothing changed. */
+static void geo_bad(const struct elv_zone_geometry *g)
+{
+	assert_int_equal(elv_zone_size(g), 0);
+	REFUSED(ELV_EINVAL, elv_zone_attach(fx.q, g, zmem2, sizeof(zmem2), on_fail, &fx));
+	assert_int_equal(elv_zone_detach(fx.q), ELV_EINVAL); /* nothing was attached */
+}
+
+static void test_zone_geometry(void **state)
+{
+	struct elv_zone_geometry g;
+	struct elv_zone_info zi;
+	size_t need;
+
+	(void)state;
+	up(&elv_policy_bfq, 0, 1);
+	geo_default(&g);
+	g.zone_sectors = 0;
+	geo_bad(&g);
+	g.zone_sectors = 4; /* a power of two below 8 */
+	geo_bad(&g);
+	g.zone_sectors = 96; /* not a power of two */
+	geo_bad(&g);
+	g.zone_sectors = UINT32_MAX;
+	geo_bad(&g);
+	geo_default(&g);
+	g.zone_capacity = ZS + 1;
+	geo_bad(&g);
+	geo_default(&g);
+	g.nr_conv = NZ + 1;
+	geo_bad(&g);
+	g.nr_conv = UINT32_MAX;
+	geo_bad(&g);
+	geo_default(&g);
+	g.nr_sectors = 0;
+	geo_bad(&g);
+	g.nr_sectors = UINT64_MAX; /* 2^58 zones of 64 sectors */
+	geo_bad(&g);
+	g.zone_sectors = 1u << 31;
+	g.nr_sectors = (uint64_t)1 << 63; /* 2^32 zones: one too many */
+	g.nr_conv = 0;
+	geo_bad(&g);
+	g.nr_sectors = ((uint64_t)1 << 63) - ((uint64_t)1 << 31) - 1; /* 2^32 - 1 zones */
+	geo_bad(&g);
+	g.nr_sectors = ((uint64_t)1 << 63) - ((uint64_t)1 << 32) - 1; /* 2^32 - 2, the last short */
+	need = elv_zone_size(&g);
+	assert_true(need > sizeof(zmem2));
+	REFUSED(ELV_ENOSPC, elv_zone_attach(fx.q, &g, zmem2, sizeof(zmem2), on_fail, &fx));
+	geo_default(&g);
+	g.max_open = 4;
+	g.max_active = 3;
+	geo_bad(&g);
+	geo_default(&g);
+	g.ordered = 2;
+	geo_bad(&g);
+	geo_default(&g);
+	g.reserved8[2] = 1;
+	geo_bad(&g);
+	geo_default(&g);
+	g.reserved[1] = 1;
+	geo_bad(&g);
+
+	/* the other refusals of attach */
+	geo_default(&g);
+	need = elv_zone_size(&g);
+	assert_true(need > 0 && need <= sizeof(zmem2));
+	REFUSED(ELV_ENOSPC, elv_zone_attach(fx.q, &g, zmem2, need - 1, on_fail, &fx));
+	REFUSED(ELV_EINVAL, elv_zone_attach(fx.q, &g, (char *)zmem2 + 4, need, on_fail, &fx));
+	REFUSED(ELV_EINVAL, elv_zone_attach(fx.q, &g, NULL, need, on_fail, &fx));
+	REFUSED(ELV_EINVAL, elv_zone_attach(fx.q, &g, zmem2, need, NULL, &fx));
+	REFUSED(ELV_EINVAL, elv_zone_report(fx.q, Z, ELV_ZONE_EMPTY, 0)); /* no zone stage */
+	REFUSED(ELV_EINVAL, elv_zone_get(fx.q, Z, &zi));
+	/* with requests queued, and with one in flight */
+	add_ok(mk(0, 0, 8, ELV_OP_READ, 0, NULL));
+	REFUSED(ELV_EBUSY, elv_zone_attach(fx.q, &g, zmem2, need, on_fail, &fx));
+	assert_non_null(dispatch(0));
+	REFUSED(ELV_EBUSY, elv_zone_attach(fx.q, &g, zmem2, need, on_fail, &fx));
+	complete_at(0, 0);
+	chk();
+
+	/* the edges that add up: every zone conventional, capacity 1, a short last zone, limits
+	 * above the number of zones (no limit then) */
+	g.nr_conv = NZ;
+	assert_int_equal(elv_zone_attach(fx.q, &g, zmem2, need, on_fail, &fx), 0);
+	REFUSED(ELV_EBUSY, elv_zone_attach(fx.q, &g, zmem2, need, on_fail, &fx)); /* twice */
+	assert_int_equal(elv_zone_detach(fx.q), 0);
+	geo_default(&g);
+	g.zone_capacity = 1;
+	g.nr_sectors = (uint64_t)NZ * ZS - 3;
+	g.max_open = NZ + 5;
+	g.max_active = UINT32_MAX;
+	assert_int_equal(elv_zone_attach(fx.q, &g, zmem2, sizeof(zmem2), on_fail, &fx), 0);
+	assert_int_equal(elv_zone_get(fx.q, NZ - 1, &zi), 0);
+	assert_int_equal(zi.nr_sectors, ZS - 3);
+	assert_int_equal(zi.capacity, 1);
+	REFUSED(ELV_ERANGE, elv_zone_get(fx.q, NZ, &zi));
+	REFUSED(ELV_ERANGE, elv_zone_get(fx.q, UINT32_MAX, &zi));
+	{
+		uint32_t zone = 77;
+
+		REFUSED(ELV_ERANGE, elv_zone_of(fx.q, (uint64_t)NZ * ZS - 3, &zone));
+		REFUSED(ELV_ERANGE, elv_zone_of(fx.q, UINT64_MAX, &zone));
+		assert_int_equal(zone, 77);
+		assert_int_equal(elv_zone_of(fx.q, (uint64_t)NZ * ZS - 4, &zone), 0);
+		assert_int_equal(zone, NZ - 1);
+	}
+	/* capacity 1: one sector per zone, the second is ENOSPC */
+	add_ok(mk(1, zstart(Z), 1, ELV_OP_WRITE, 0, NULL));
+	REFUSED(ELV_ENOSPC, add(mk(2, zstart(Z) + 1, 1, ELV_OP_WRITE, 0, NULL)));
+	REFUSED(ELV_ENOSPC, add(mk(2, zstart(Z + 1), 2, ELV_OP_WRITE, 0, NULL)));
+	REFUSED(ELV_ENOSPC, add(mk(2, zstart(Z + 1), 2, ELV_OP_WRITE, ELV_RQ_ZONE_APPEND, NULL)));
+	run_all();
+	assert_int_equal(zwp(Z), 1);
+	/* the short last zone: a reset names its real size; one sized for a full zone ends
+	 * past the device */
+	REFUSED(ELV_ERANGE, add(mk(3, zstart(NZ - 1), ZS, ELV_OP_ZONE_RESET, 0, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(3, zstart(NZ - 1), ZS - 4, ELV_OP_ZONE_RESET, 0, NULL)));
+	REFUSED(ELV_ERANGE, add(mk(3, zstart(NZ - 1), ZS - 2, ELV_OP_WRITE, 0, NULL)));
+	add_ok(mk(3, zstart(NZ - 1), ZS - 3, ELV_OP_ZONE_RESET, 0, NULL));
+	run_all();
+	assert_int_equal(elv_zone_detach(fx.q), 0);
+	REFUSED(ELV_EINVAL, elv_zone_detach(fx.q));
+	down();
+}
+
+/* ---- every refused write and zone operation -------------------------------------------- */
+
+static void test_zone_refusals(void **state)
+{
+	struct elv_request *w;
+	struct elv_zone_info zi;
+
+	(void)state;
+	up(&elv_policy_bfq, 1, 1);
+	/* past the device, across a boundary, off the pointer */
+	REFUSED(ELV_ERANGE, add(mk(0, zstart(NZ), 8, ELV_OP_WRITE, 0, NULL)));
+	REFUSED(ELV_ERANGE, add(mk(0, UINT64_MAX - 8, 8, ELV_OP_WRITE, 0, NULL)));
+	REFUSED(ELV_ERANGE, add(mk(0, zstart(NZ), ZS, ELV_OP_ZONE_RESET, 0, NULL)));
+	REFUSED(ELV_EOVERFLOW, add(mk(0, UINT64_MAX - 2, 8, ELV_OP_WRITE, 0, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z) + ZS - 4, 8, ELV_OP_WRITE, 0, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(1) + ZS - 4, 8, ELV_OP_WRITE, 0, NULL))); /* conv */
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(NCONV) - 4, 8, ELV_OP_WRITE, 0, NULL)));  /* conv|seq */
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z) + 8, 8, ELV_OP_WRITE, 0, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), 0, ELV_OP_WRITE, 0, NULL)));
+	/* appends: not at the zone start, to a conventional zone, on another operation */
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z) + 8, 8, ELV_OP_WRITE, ELV_RQ_ZONE_APPEND, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(0), 8, ELV_OP_WRITE, ELV_RQ_ZONE_APPEND, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(1), 8, ELV_OP_WRITE, ELV_RQ_ZONE_APPEND, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), 8, ELV_OP_READ, ELV_RQ_ZONE_APPEND, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), 8, ELV_OP_DISCARD, ELV_RQ_ZONE_APPEND, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), ZS, ELV_OP_ZONE_RESET, ELV_RQ_ZONE_APPEND, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), 0, ELV_OP_FLUSH, ELV_RQ_ZONE_APPEND, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), ZS + 8, ELV_OP_WRITE, ELV_RQ_ZONE_APPEND, NULL)));
+	/* zone operations not naming a whole sequential zone, unknown operations */
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z) + 8, ZS - 8, ELV_OP_ZONE_RESET, 0, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), ZS - 8, ELV_OP_ZONE_FINISH, 0, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), 2 * ZS, ELV_OP_ZONE_RESET, 0, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), 0, ELV_OP_ZONE_RESET, 0, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(0), ZS, ELV_OP_ZONE_RESET, 0, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(1), ZS, ELV_OP_ZONE_FINISH, 0, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), ZS, ELV_OP_ZONE_FINISH + 1, 0, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), ZS, 255, 0, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), 8, ELV_OP_WRITE, 0x80, NULL)));
+
+	/* below what is written, and at the pointer while the zone's write is out */
+	w = mk(1, zstart(Z), 16, ELV_OP_WRITE, 0, NULL);
+	add_ok(w);
+	assert_int_equal(zwp(Z), 16);
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), 8, ELV_OP_WRITE, 0, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z) + 8, 16, ELV_OP_WRITE, 0, NULL)));
+	/* resets and finishes with a write queued, in flight, or held */
+	REFUSED(ELV_EBUSY, add(mk(0, zstart(Z), ZS, ELV_OP_ZONE_RESET, 0, NULL)));
+	assert_ptr_equal(dispatch(0), w);
+	REFUSED(ELV_EBUSY, add(mk(0, zstart(Z), ZS, ELV_OP_ZONE_RESET, 0, NULL)));
+	REFUSED(ELV_EBUSY, add(mk(0, zstart(Z), ZS, ELV_OP_ZONE_FINISH, 0, NULL)));
+	REFUSED(ELV_EBUSY, elv_zone_report(fx.q, Z, ELV_ZONE_EMPTY, 0));
+	add_ok(mk(2, zstart(Z) + 24, 8, ELV_OP_WRITE, 0, NULL)); /* held, not at the pointer yet */
+	add_ok(mk(3, zstart(Z) + 16, 8, ELV_OP_WRITE, 0, NULL)); /* held, sorted before it */
+	assert_int_equal(elv_zone_get(fx.q, Z, &zi), 0);
+	assert_int_equal(zi.nr_held, 2);
+	assert_int_equal(zi.nr_out, 1);
+	assert_int_equal(zi.cond, ELV_ZONE_OPEN);
+	REFUSED(ELV_EBUSY, elv_zone_detach(fx.q)); /* it holds writes */
+	complete_rq(w, 0);
+	chk();
+	REFUSED(ELV_EBUSY, add(mk(0, zstart(Z), ZS, ELV_OP_ZONE_RESET, 0, NULL))); /* still held */
+	run_all();
+	assert_int_equal(zwp(Z), 32);
+
+	/* full, past the capacity */
+	add_ok(mk(4, zstart(Z), ZS, ELV_OP_ZONE_FINISH, 0, NULL));
+	REFUSED(ELV_EBUSY, add(mk(0, zstart(Z), ZS, ELV_OP_ZONE_RESET, 0, NULL))); /* finishing */
+	run_all();
+	assert_int_equal(elv_zone_get(fx.q, Z, &zi), 0);
+	assert_int_equal(zi.cond, ELV_ZONE_FULL);
+	REFUSED(ELV_ENOSPC, add(mk(0, zstart(Z) + ZS - 8, 8, ELV_OP_WRITE, 0, NULL)));
+	REFUSED(ELV_ENOSPC, add(mk(0, zstart(Z), 8, ELV_OP_WRITE, ELV_RQ_ZONE_APPEND, NULL)));
+	add_ok(mk(5, zstart(Z + 1) + 0, 56, ELV_OP_WRITE, 0, NULL));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z + 1) + 56, 16, ELV_OP_WRITE, 0, NULL))); /* crosses */
+	REFUSED(ELV_ENOSPC, add(mk(0, zstart(Z + 1), 16, ELV_OP_WRITE, ELV_RQ_ZONE_APPEND, NULL)));
+	run_all();
+
+	/* read-only and offline zones: writes and zone operations fail with EIO */
+	assert_int_equal(elv_zone_report(fx.q, Z + 2, ELV_ZONE_READONLY, 0), 0);
+	assert_int_equal(elv_zone_report(fx.q, Z + 3, ELV_ZONE_OFFLINE, 0), 0);
+	REFUSED(ELV_EIO, add(mk(0, zstart(Z + 2), 8, ELV_OP_WRITE, 0, NULL)));
+	REFUSED(ELV_EIO, add(mk(0, zstart(Z + 3), 8, ELV_OP_WRITE, ELV_RQ_ZONE_APPEND, NULL)));
+	REFUSED(ELV_EIO, add(mk(0, zstart(Z + 2), ZS, ELV_OP_ZONE_RESET, 0, NULL)));
+	REFUSED(ELV_EIO, add(mk(0, zstart(Z + 3), ZS, ELV_OP_ZONE_FINISH, 0, NULL)));
+	add_ok(mk(6, zstart(Z + 2), 8, ELV_OP_READ, 0, NULL)); /* reads are never held */
+	run_all();
+
+	/* a failed write: the held ones fail with EIO, new ones too until a report or a reset */
+	w = mk(7, zstart(Z + 4), 8, ELV_OP_WRITE, 0, NULL);
+	add_ok(w);
+	assert_ptr_equal(dispatch(0), w);
+	add_ok(mk(8, zstart(Z + 4) + 8, 8, ELV_OP_WRITE, 0, NULL));
+	add_ok(mk(9, zstart(Z + 4), 8, ELV_OP_WRITE, ELV_RQ_ZONE_APPEND, NULL));
+	complete_rq(w, ELV_EIO);
+	chk();
+	assert_int_equal(fx.failed, 2);
+	assert_int_equal(elv_zone_get(fx.q, Z + 4, &zi), 0);
+	assert_int_equal(zi.need_wp_update, 1);
+	assert_int_equal(zi.nr_held, 0);
+	REFUSED(ELV_EIO, add(mk(0, zstart(Z + 4) + 8, 8, ELV_OP_WRITE, 0, NULL)));
+	REFUSED(ELV_EIO, add(mk(0, zstart(Z + 4), 8, ELV_OP_WRITE, ELV_RQ_ZONE_APPEND, NULL)));
+	assert_int_equal(elv_zone_report(fx.q, Z + 4, ELV_ZONE_CLOSED, 8), 0);
+	add_ok(mk(8, zstart(Z + 4) + 8, 8, ELV_OP_WRITE, 0, NULL));
+	run_all();
+	assert_int_equal(zwp(Z + 4), 16);
+	down();
+}
+
+/* elv_zone_report(): every refused report changes nothing. */
+static void test_zone_report(void **state)
+{
+	struct elv_request *w;
+
+	(void)state;
+	up(&elv_policy_bfq, 1, 0);
+	REFUSED(ELV_ERANGE, elv_zone_report(fx.q, NZ, ELV_ZONE_EMPTY, 0));
+	REFUSED(ELV_ERANGE, elv_zone_report(fx.q, UINT32_MAX, ELV_ZONE_EMPTY, 0));
+	REFUSED(ELV_EINVAL, elv_zone_report(fx.q, Z, ELV_ZONE_NOT_WP, 0));
+	REFUSED(ELV_EINVAL, elv_zone_report(fx.q, 0, ELV_ZONE_EMPTY, 0));
+	REFUSED(ELV_EINVAL, elv_zone_report(fx.q, 1, ELV_ZONE_FULL, 0));
+	REFUSED(ELV_EINVAL, elv_zone_report(fx.q, Z, ELV_ZONE_OFFLINE + 1, 0));
+	REFUSED(ELV_EINVAL, elv_zone_report(fx.q, Z, UINT32_MAX, 0));
+	REFUSED(ELV_EINVAL, elv_zone_report(fx.q, Z, ELV_ZONE_EMPTY, 1));
+	REFUSED(ELV_EINVAL, elv_zone_report(fx.q, Z, ELV_ZONE_OPEN, 0));
+	REFUSED(ELV_EINVAL, elv_zone_report(fx.q, Z, ELV_ZONE_CLOSED, ZS));
+	REFUSED(ELV_EINVAL, elv_zone_report(fx.q, Z, ELV_ZONE_CLOSED, UINT32_MAX));
+	assert_int_equal(elv_zone_report(fx.q, 0, ELV_ZONE_NOT_WP, 0), 0);
+	assert_int_equal(elv_zone_report(fx.q, Z, ELV_ZONE_OPEN, ZS - 1), 0);
+	assert_int_equal(zwp(Z), ZS - 1);
+	w = mk(0, zstart(Z) + ZS - 1, 1, ELV_OP_WRITE, 0, NULL);
+	add_ok(w);
+	REFUSED(ELV_EBUSY, elv_zone_report(fx.q, Z, ELV_ZONE_EMPTY, 0)); /* queued */
+	assert_ptr_equal(dispatch(0), w);
+	REFUSED(ELV_EBUSY, elv_zone_report(fx.q, Z, ELV_ZONE_EMPTY, 0)); /* in flight */
+	complete_rq(w, 0);
+	assert_int_equal(elv_zone_report(fx.q, Z, ELV_ZONE_EMPTY, 0), 0);
+	add_ok(mk(1, zstart(Z), ZS, ELV_OP_ZONE_RESET, 0, NULL));
+	REFUSED(ELV_EBUSY, elv_zone_report(fx.q, Z, ELV_ZONE_EMPTY, 0)); /* reset under way */
+	run_all();
+	down();
+}
+
+/* ---- QoS settings, attach and detach ------------------------------------------------------ */
+
+/* Throttle settings @t are refused with @want by the check and on a client, changing nothing. */
+static void thr_bad(const struct elv_throttle_settings *t, int want)
+{
+	assert_int_equal(elv_throttle_check(t), want);
+	REFUSED(want, elv_qos_set_throttle(fx.q, &fx.c[0], t, fx.now));
+	REFUSED(want, elv_qos_set_throttle(fx.q, &fx.c[NS], t, fx.now));
+}
+
+static void mc_bad(const struct elv_mclock_settings *m, int want)
+{
+	assert_int_equal(elv_mclock_check(m), want);
+	REFUSED(want, elv_qos_set_mclock(fx.q, &fx.c[1], m, fx.now));
+	REFUSED(want, elv_qos_set_mclock(fx.q, &fx.c[NS + 1], m, fx.now));
+}
+
+/* The stage's settings @s are refused by elv_qos_set() and by elv_qos_attach() alike. */
+static void qset_bad(const struct elv_qos_settings *s, int want)
+{
+	static uint64_t mem3[1u << 14];
+	static struct elv_qos spare;
+	struct elv_qos_settings got;
+	struct elv_queue *q3;
+
+	REFUSED(want, elv_qos_set(fx.q, s, fx.now));
+	assert_true(elv_queue_size(&elv_policy_noop, NULL) <= sizeof(mem3));
+	assert_int_equal(elv_queue_init(&q3, mem3, sizeof(mem3), &elv_policy_noop, NULL), 0);
+	assert_int_equal(elv_qos_attach(q3, &spare, s, fx.now), want);
+	assert_int_equal(elv_qos_get(q3, &got), ELV_EINVAL); /* not attached */
+	assert_int_equal(elv_qos_detach(q3, fx.now), ELV_EINVAL);
+	assert_int_equal(elv_queue_exit(q3), 0);
+}
+
+static void test_qos_settings(void **state)
+{
+	struct elv_throttle_settings t, good;
+	struct elv_mclock_settings m;
+	struct elv_qos_settings s;
+	const uint64_t huge[] = {ELV_THROTTLE_RATE_MAX + 1, (uint64_t)1 << 63, UINT64_MAX};
+	unsigned i, k;
+
+	(void)state;
+	up(&elv_policy_bfq, 0, 1);
+	/* give client 0 settings that must survive every refusal */
+	memset(&good, 0, sizeof(good));
+	good.limit[ELV_THROTTLE_BPS_READ].avg = 1000000;
+	good.limit[ELV_THROTTLE_BPS_READ].max = 2000000;
+	good.limit[ELV_THROTTLE_BPS_READ].max_length = 3;
+	assert_int_equal(elv_qos_set_throttle(fx.q, &fx.c[0], &good, fx.now), 0);
+	memset(&m, 0, sizeof(m));
+	m.weight = 10;
+	m.reservation = 5;
+	m.limit = 50;
+	assert_int_equal(elv_qos_set_mclock(fx.q, &fx.c[1], &m, fx.now), 0);
+
+	for (k = 0; k < ELV_THROTTLE_NR; k++)
+		for (i = 0; i < LEN(huge); i++) {
+			memset(&t, 0, sizeof(t));
+			t.limit[k].avg = huge[i];
+			thr_bad(&t, ELV_ERANGE);
+			t.limit[k].avg = 1;
+			t.limit[k].max = huge[i];
+			thr_bad(&t, ELV_ERANGE);
+		}
+	memset(&t, 0, sizeof(t));
+	t.limit[ELV_THROTTLE_BPS_TOTAL].avg = 1000;
+	t.limit[ELV_THROTTLE_BPS_TOTAL].max = 999; /* burst below the rate */
+	thr_bad(&t, ELV_EINVAL);
+	t.limit[ELV_THROTTLE_BPS_TOTAL].max = 2000;
+	t.limit[ELV_THROTTLE_BPS_TOTAL].max_length = ELV_THROTTLE_LENGTH_MAX + 1;
+	thr_bad(&t, ELV_ERANGE);
+	t.limit[ELV_THROTTLE_BPS_TOTAL].max_length = UINT32_MAX;
+	thr_bad(&t, ELV_ERANGE);
+	t.limit[ELV_THROTTLE_BPS_TOTAL].max_length = ELV_THROTTLE_LENGTH_MAX; /* the longest */
+	assert_int_equal(elv_throttle_check(&t), 0);
+	memset(&t, 0, sizeof(t));
+	t.limit[ELV_THROTTLE_IOPS_READ].max = 10; /* a burst without an average */
+	thr_bad(&t, ELV_EINVAL);
+	memset(&t, 0, sizeof(t));
+	t.limit[ELV_THROTTLE_IOPS_READ].avg = 10;
+	t.limit[ELV_THROTTLE_IOPS_READ].max_length = 2; /* a length without a burst */
+	thr_bad(&t, ELV_EINVAL);
+	memset(&t, 0, sizeof(t));
+	t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 10;
+	t.limit[ELV_THROTTLE_IOPS_WRITE].avg = 10; /* total beside a direction */
+	thr_bad(&t, ELV_EINVAL);
+	memset(&t, 0, sizeof(t));
+	t.limit[ELV_THROTTLE_BPS_TOTAL].avg = 10;
+	t.limit[ELV_THROTTLE_BPS_TOTAL].max = 20;
+	t.limit[ELV_THROTTLE_BPS_READ].avg = 10;
+	thr_bad(&t, ELV_EINVAL);
+	memset(&t, 0, sizeof(t));
+	t.iops_size = 4096; /* without an operations limit */
+	t.limit[ELV_THROTTLE_BPS_TOTAL].avg = 10;
+	thr_bad(&t, ELV_EINVAL);
+	memset(&t, 0, sizeof(t));
+	t.iops_size = UINT32_MAX; /* times the rate passes 2^62 */
+	t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = ((uint64_t)1 << 62) / UINT32_MAX + 1;
+	thr_bad(&t, ELV_ERANGE);
+	t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 1;
+	t.limit[ELV_THROTTLE_IOPS_TOTAL].max = ((uint64_t)1 << 62) / UINT32_MAX + 1;
+	thr_bad(&t, ELV_ERANGE);
+	t.limit[ELV_THROTTLE_IOPS_TOTAL].max = ((uint64_t)1 << 62) / UINT32_MAX;
+	assert_int_equal(elv_throttle_check(&t), 0);
+	memset(&t, 0, sizeof(t));
+	t.mode = 2;
+	thr_bad(&t, ELV_EINVAL);
+	t.mode = 255;
+	thr_bad(&t, ELV_EINVAL);
+	memset(&t, 0, sizeof(t));
+	t.reserved8[1] = 1;
+	thr_bad(&t, ELV_EINVAL);
+	memset(&t, 0, sizeof(t));
+	t.reserved[0] = 1;
+	thr_bad(&t, ELV_EINVAL);
+	memset(&t, 0, sizeof(t));
+	t.limit[ELV_THROTTLE_IOPS_WRITE].reserved = 1;
+	thr_bad(&t, ELV_EINVAL);
+	/* io.max: per-direction averages only */
+	memset(&t, 0, sizeof(t));
+	t.mode = ELV_THROTTLE_IOMAX;
+	t.limit[ELV_THROTTLE_BPS_TOTAL].avg = 10;
+	thr_bad(&t, ELV_EINVAL);
+	memset(&t, 0, sizeof(t));
+	t.mode = ELV_THROTTLE_IOMAX;
+	t.limit[ELV_THROTTLE_BPS_READ].avg = 10;
+	t.limit[ELV_THROTTLE_BPS_READ].max = 10;
+	thr_bad(&t, ELV_EINVAL);
+	t.limit[ELV_THROTTLE_BPS_READ].max = 0;
+	t.limit[ELV_THROTTLE_BPS_READ].max_length = 1;
+	thr_bad(&t, ELV_EINVAL);
+	t.limit[ELV_THROTTLE_BPS_READ].max_length = 0;
+	t.iops_size = 512;
+	thr_bad(&t, ELV_EINVAL);
+	t.iops_size = 0;
+	t.limit[ELV_THROTTLE_IOPS_WRITE].avg = (uint64_t)UINT32_MAX + 1;
+	thr_bad(&t, ELV_ERANGE);
+	t.limit[ELV_THROTTLE_IOPS_WRITE].avg = UINT32_MAX;
+	t.limit[ELV_THROTTLE_BPS_WRITE].avg = UINT64_MAX;
+	thr_bad(&t, ELV_ERANGE);
+	/* zero lengths are the defaults */
+	memset(&t, 0, sizeof(t));
+	t.limit[ELV_THROTTLE_BPS_WRITE].avg = 1;
+	t.limit[ELV_THROTTLE_BPS_WRITE].max = 1;
+	assert_int_equal(elv_throttle_check(&t), 0);
+
+	/* mClock */
+	memset(&m, 0, sizeof(m));
+	mc_bad(&m, ELV_EINVAL); /* weight 0 */
+	m.weight = ELV_MCLOCK_WEIGHT_MAX + 1;
+	mc_bad(&m, ELV_ERANGE);
+	m.weight = UINT32_MAX;
+	mc_bad(&m, ELV_ERANGE);
+	m.weight = 1;
+	m.reservation = ELV_MCLOCK_RATE_MAX + 1;
+	mc_bad(&m, ELV_ERANGE);
+	m.reservation = UINT64_MAX;
+	mc_bad(&m, ELV_ERANGE);
+	m.reservation = 0;
+	m.limit = UINT64_MAX;
+	mc_bad(&m, ELV_ERANGE);
+	m.limit = 10;
+	m.reservation = 11;
+	mc_bad(&m, ELV_EINVAL);
+	m.reservation = 10;
+	m.reserved = 1;
+	mc_bad(&m, ELV_EINVAL);
+	m.reserved = 0;
+	m.weight = ELV_MCLOCK_WEIGHT_MAX;
+	m.reservation = m.limit = ELV_MCLOCK_RATE_MAX;
+	assert_int_equal(elv_mclock_check(&m), 0);
+
+	/* the stage's settings */
+	memset(&s, 0, sizeof(s));
+	s.depth = 65537;
+	qset_bad(&s, ELV_ERANGE);
+	s.depth = UINT32_MAX;
+	qset_bad(&s, ELV_ERANGE);
+	memset(&s, 0, sizeof(s));
+	s.at_limit = ELV_QOS_AT_LIMIT_REJECT + 1;
+	qset_bad(&s, ELV_EINVAL);
+	memset(&s, 0, sizeof(s));
+	s.reject_threshold_ns = ((uint64_t)1 << 62) + 1;
+	qset_bad(&s, ELV_ERANGE);
+	s.reject_threshold_ns = UINT64_MAX;
+	qset_bad(&s, ELV_ERANGE);
+	memset(&s, 0, sizeof(s));
+	s.idle_age_ns = UINT64_MAX;
+	qset_bad(&s, ELV_ERANGE);
+	memset(&s, 0, sizeof(s));
+	s.iomax_slice_ns = 10 * 1000000000ULL + 1;
+	qset_bad(&s, ELV_ERANGE);
+	s.iomax_slice_ns = UINT64_MAX;
+	qset_bad(&s, ELV_ERANGE);
+	memset(&s, 0, sizeof(s));
+	s.iomax_slice_ns = 1000000;
+	s.iomax_tick_ns = 1000001; /* a tick longer than the slice */
+	qset_bad(&s, ELV_ERANGE);
+	memset(&s, 0, sizeof(s));
+	s.iomax_tick_ns = 100 * ELV_NSEC_PER_MSEC + 1; /* longer than the default slice */
+	qset_bad(&s, ELV_ERANGE);
+	memset(&s, 0, sizeof(s));
+	s.reserved8[6] = 1;
+	qset_bad(&s, ELV_EINVAL);
+	memset(&s, 0, sizeof(s));
+	s.reserved[1] = 1;
+	qset_bad(&s, ELV_EINVAL);
+	/* the largest values in range are taken */
+	memset(&s, 0, sizeof(s));
+	s.depth = 65536;
+	s.reject_threshold_ns = s.idle_age_ns = (uint64_t)1 << 62;
+	s.iomax_slice_ns = s.iomax_tick_ns = 10 * 1000000000ULL;
+	assert_int_equal(elv_qos_set(fx.q, &s, fx.now), 0);
+	chk();
+	down();
+}
+
+/* Attach with requests queued or in flight, detach and membership changes with held ones. */
+static void test_qos_busy(void **state)
+{
+	struct elv_throttle_settings t;
+	struct elv_mclock_settings m;
+	struct elv_qos_client_stats cst;
+	int i, n;
+
+	(void)state;
+	up(&elv_policy_bfq, 1, 0);
+	add_ok(mk(0, 0, 8, ELV_OP_READ, 0, &fx.s[0]));
+	REFUSED(ELV_EBUSY, elv_qos_attach(fx.q, &qos, NULL, fx.now));
+	assert_non_null(dispatch(0));
+	REFUSED(ELV_EBUSY, elv_qos_attach(fx.q, &qos, NULL, fx.now));
+	complete_at(0, 0);
+	assert_int_equal(elv_qos_attach(fx.q, &qos, NULL, fx.now), 0);
+	REFUSED(ELV_EBUSY, elv_qos_attach(fx.q, &qos2, NULL, fx.now)); /* twice */
+	for (i = 0; i < NS; i++)
+		assert_int_equal(elv_qos_stream_attach(fx.q, &fx.s[i], &fx.c[i], fx.now), 0);
+	REFUSED(ELV_EBUSY, elv_qos_stream_attach(fx.q, &fx.s[0], &fx.c[NS], fx.now));
+	assert_int_equal(elv_qos_group_attach(fx.q, &fx.g[1], &fx.c[NS + 1], fx.now), 0);
+	REFUSED(ELV_EBUSY, elv_qos_group_attach(fx.q, &fx.g[0], &fx.c[NS + 1], fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_group_detach(fx.q, &fx.g[0], fx.now)); /* has none */
+
+	/* one operation per second: the first passes, the others wait */
+	memset(&t, 0, sizeof(t));
+	t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 1;
+	assert_int_equal(elv_qos_set_throttle(fx.q, &fx.c[0], &t, fx.now), 0);
+	for (i = 1; i <= 4; i++)
+		add_ok(mk(i, (uint64_t)i * 64, 8, ELV_OP_READ, 0, &fx.s[0]));
+	assert_int_equal(elv_qos_client_stats(fx.q, &fx.c[0], &cst), 0);
+	assert_true(cst.held_throttle >= 3);
+	REFUSED(ELV_EBUSY, elv_qos_detach(fx.q, fx.now));
+	REFUSED(ELV_EBUSY, elv_qos_stream_detach(fx.q, &fx.s[0], fx.now));
+	REFUSED(ELV_EBUSY, elv_stream_set_group(fx.q, &fx.s[0], &fx.g[1]));
+	REFUSED(ELV_EBUSY, elv_stream_exit(fx.q, &fx.s[0], fx.now));
+	REFUSED(ELV_EBUSY, elv_queue_exit(fx.q));
+	m.reservation = 0;
+	m.limit = 0;
+	m.weight = 1;
+	m.reserved = 0;
+	REFUSED(ELV_EBUSY, elv_qos_set_mclock(fx.q, &fx.c[0], &m, fx.now));
+	/* a group client cannot come while a member stream holds requests */
+	assert_int_equal(elv_qos_group_detach(fx.q, &fx.g[1], fx.now), 0);
+	add_ok(mk(10, 4096, 8, ELV_OP_READ, 0, &fx.s[3])); /* s[3] is in g[1] */
+	REFUSED(ELV_EBUSY, elv_qos_group_attach(fx.q, &fx.g[1], &fx.c[NS + 1], fx.now));
+
+	/* mClock at its limit: removing it with requests queued is refused */
+	m.limit = 1;
+	assert_int_equal(elv_qos_set_mclock(fx.q, &fx.c[1], &m, fx.now), 0);
+	for (i = 20; i < 24; i++)
+		add_ok(mk(i, (uint64_t)i * 64, 8, ELV_OP_READ, 0, &fx.s[1]));
+	while (dispatch(ELV_DISPATCH_FORCE))
+		;
+	assert_int_equal(elv_qos_client_stats(fx.q, &fx.c[1], &cst), 0);
+	assert_true(cst.held_mclock >= 1);
+	REFUSED(ELV_EBUSY, elv_qos_set_mclock(fx.q, &fx.c[1], NULL, fx.now));
+	REFUSED(ELV_EBUSY, elv_qos_stream_detach(fx.q, &fx.s[1], fx.now));
+	REFUSED(ELV_EBUSY, elv_qos_detach(fx.q, fx.now));
+
+	/* held requests can be cancelled and drained; then everything may go */
+	assert_int_equal(elv_cancel(fx.q, &fx.rq[4]), 0);
+	set_hs(&fx.rq[4], H_LIB, H_FREE);
+	fx.cancelled++;
+	chk();
+	n = elv_drain(fx.q, on_drain, &fx);
+	assert_true(n >= 5);
+	chk();
+	while (fx.nr_inflight)
+		complete_at(0, 0);
+	assert_int_equal(elv_queue_nr_queued(fx.q), 0);
+	assert_int_equal(elv_qos_set_mclock(fx.q, &fx.c[1], NULL, fx.now), 0);
+	assert_int_equal(elv_qos_detach(fx.q, fx.now), 0);
+	REFUSED(ELV_EINVAL, elv_qos_detach(fx.q, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_set_throttle(fx.q, &fx.c[0], &t, fx.now)); /* no stage */
+	assert_null(fx.s[0].qos); /* clients went with the stage */
+	down();
+}
+
+/* ---- calls from inside every callback ---------------------------------------------------- */
+
+static void test_callbacks(void **state)
+{
+	struct elv_request *w;
+	unsigned before;
+	int i;
+
+	(void)state;
+	up(&elv_policy_bfq, 1, 1);
+	assert_non_null(mk(0, zstart(0), 8, ELV_OP_READ, 0, NULL));
+	add_ok(&fx.rq[0]);
+	assert_ptr_equal(dispatch(0), &fx.rq[0]); /* one stays in flight throughout */
+	fx.probe_on = 1;
+	/* trace: every kind of event the queue sends */
+	fx.probe_trace = ELV_TRACE_INSERT;
+	before = fx.probes;
+	add_ok(mk(1, zstart(Z), 8, ELV_OP_WRITE, 0, &fx.s[0]));
+	assert_int_equal(fx.probes, before + 1);
+	fx.probe_trace = ELV_TRACE_DISPATCH;
+	assert_ptr_equal(dispatch(ELV_DISPATCH_FORCE), &fx.rq[1]);
+	assert_int_equal(fx.probes, before + 2);
+	fx.probe_trace = ELV_TRACE_REQUEUE;
+	assert_int_equal(elv_requeue(fx.q, &fx.rq[1], fx.now), 0);
+	set_hs(&fx.rq[1], H_FLIGHT, H_LIB);
+	fx.inflight[--fx.nr_inflight] = NULL;
+	assert_int_equal(fx.probes, before + 3);
+	assert_ptr_equal(dispatch(ELV_DISPATCH_FORCE), &fx.rq[1]);
+	fx.probe_trace = ELV_TRACE_COMPLETE;
+	complete_rq(&fx.rq[1], 0);
+	assert_int_equal(fx.probes, before + 4);
+	fx.probe_trace = ELV_TRACE_CANCEL;
+	add_ok(mk(2, 40, 8, ELV_OP_READ, 0, NULL));
+	assert_int_equal(elv_cancel(fx.q, &fx.rq[2]), 0);
+	set_hs(&fx.rq[2], H_LIB, H_FREE);
+	fx.cancelled++;
+	assert_int_equal(fx.probes, before + 5);
+	/* merge: a back merge into a queued read */
+	fx.probe_trace = 0;
+	add_ok(mk(3, 64, 8, ELV_OP_READ, 0, NULL));
+	assert_int_equal(add(mk(4, 72, 8, ELV_OP_READ, 0, NULL)), 1);
+	assert_int_equal(fx.probes, before + 6);
+	/* zone fail: writes held behind a failed one */
+	w = mk(5, zstart(Z) + 8, 8, ELV_OP_WRITE, 0, NULL);
+	add_ok(w);
+	while (dispatch(ELV_DISPATCH_FORCE))
+		;
+	add_ok(mk(6, zstart(Z) + 16, 8, ELV_OP_WRITE, 0, NULL));
+	add_ok(mk(7, zstart(Z) + 24, 8, ELV_OP_WRITE, 0, NULL));
+	before = fx.probes;
+	complete_rq(w, -5);
+	assert_int_equal(fx.failed, 2);
+	assert_int_equal(fx.probes, before + 2);
+	chk();
+	/* drain */
+	for (i = 8; i < 12; i++)
+		add_ok(mk(i, 300 + (uint64_t)i * 16, 8, ELV_OP_READ, 0, &fx.s[i % NS]));
+	before = fx.probes;
+	assert_int_equal(elv_drain(fx.q, on_drain, &fx), 4);
+	assert_int_equal(fx.probes, before + 4);
+	fx.probe_on = 0;
+	chk();
+	while (fx.nr_inflight)
+		complete_at(0, 0);
+	run_all();
+	down();
+}
+
+/* ---- a long random run under bfq: every request comes back exactly once ------------------- */
+
+static uint64_t rng_state;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (uint32_t)((rng_state >> 33) % n);
+}
+
+/* @call, then: a refusal changed nothing. Yields the call's value. */
+#define TRY(r, call)                                                                          \
+	do {                                                                                  \
+		struct snap b_, a_;                                                           \
+		snap_take(fx.q, &b_);                                                         \
+		(r) = (call);                                                                 \
+		if ((r) < 0) {                                                                \
+			snap_take(fx.q, &a_);                                                 \
+			snap_same(&b_, &a_);                                                  \
+		}                                                                             \
+	} while (0)
+
+static int free_rq(void)
+{
+	int i, start = (int)rnd(NRQ);
+
+	for (i = 0; i < NRQ; i++)
+		if (fx.hs[(start + i) % NRQ] == H_FREE)
+			return (start + i) % NRQ;
+	return -1;
+}
+
+static int lib_rq(void)
+{
+	int i, start = (int)rnd(NRQ);
+
+	for (i = 0; i < NRQ; i++)
+		if (fx.hs[(start + i) % NRQ] == H_LIB)
+			return (start + i) % NRQ;
+	return -1;
+}
+
+static uint32_t next_off[NZ]; /* where the host writes next in each sequential zone */
+
+static void random_add(void)
+{
+	int i = free_rq(), r;
+	uint32_t z = NCONV + rnd(NZ - NCONV), len = 1 + rnd(16);
+	struct elv_stream *s = rnd(4) ? &fx.s[rnd(NS)] : NULL;
+	struct elv_request *rq;
+	unsigned kind = rnd(100);
+	uint8_t flags = rnd(3) ? 0 : ELV_RQ_SYNC;
+
+	if (i < 0)
+		return;
+	if (kind < 25) {
+		rq = mk(i, rnd(NZ * ZS - 16), len, ELV_OP_READ, flags, s);
+	} else if (kind < 60) {
+		if (next_off[z] + len > ZS)
+			len = next_off[z] < ZS ? ZS - next_off[z] : 8;
+		rq = mk(i, zstart(z) + next_off[z], len, ELV_OP_WRITE, flags, s);
+	} else if (kind < 70) {
+		rq = mk(i, zstart(z), len, ELV_OP_WRITE, flags | ELV_RQ_ZONE_APPEND, s);
+	} else if (kind < 80) {
+		rq = mk(i, rnd(NCONV * ZS - 16), len, ELV_OP_WRITE, flags, s);
+	} else if (kind < 85) {
+		rq = mk(i, zstart(z), ZS, rnd(2) ? ELV_OP_ZONE_RESET : ELV_OP_ZONE_FINISH, 0, s);
+	} else if (kind < 89) {
+		rq = mk(i, rnd(NZ * ZS - 16), len, ELV_OP_DISCARD, 0, s);
+	} else if (kind < 92) {
+		rq = mk(i, 0, 0, ELV_OP_FLUSH, 0, s);
+	} else {
+		/* anything: mostly refused */
+		rq = mk(i, rnd(NZ * ZS + 64), rnd(ZS + 8),
+			(uint8_t)rnd(7), (uint8_t)(rnd(4) ? 0 : 1u << rnd(8)), s);
+	}
+	TRY(r, add(rq));
+	chk();
+	if (kind >= 25 && kind < 60) {
+		if (r == 0 || r == 1) {
+			next_off[z] += len;
+		} else {
+			struct elv_zone_info zi;
+
+			assert_int_equal(elv_zone_get(fx.q, z, &zi), 0);
+			if (!zi.nr_held)
+				next_off[z] = zi.wp;
+		}
+	} else if (kind >= 80 && kind < 85 && r == 0) {
+		next_off[z] = rq->op == ELV_OP_ZONE_RESET ? 0 : ZS;
+	}
+}
+
+static void random_settings(void)
+{
+	struct elv_throttle_settings t;
+	struct elv_mclock_settings m;
+	int r, k = (int)rnd(NC);
+
+	memset(&t, 0, sizeof(t));
+	memset(&m, 0, sizeof(m));
+	switch (rnd(6)) {
+	case 0:
+		TRY(r, elv_stream_set_weight(fx.q, &fx.s[rnd(NS)], (uint16_t)rnd(1100)));
+		assert_true(r == 0 || r == ELV_ERANGE);
+		break;
+	case 1:
+		TRY(r, elv_group_set_weight(fx.q, &fx.g[rnd(NG)], (uint16_t)rnd(11000)));
+		assert_true(r == 0 || r == ELV_ERANGE);
+		break;
+	case 2:
+		TRY(r, elv_stream_set_group(fx.q, &fx.s[rnd(NS)], rnd(4) ? &fx.g[rnd(NG)] : NULL));
+		assert_true(r == 0 || r == ELV_EBUSY);
+		break;
+	case 3:
+		if (rnd(2))
+			t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 200 + rnd(2000);
+		else
+			t.limit[ELV_THROTTLE_BPS_READ].avg = 100000 + rnd(1000000);
+		t.mode = rnd(3) ? ELV_THROTTLE_BUCKET : ELV_THROTTLE_IOMAX;
+		if (t.mode == ELV_THROTTLE_IOMAX && t.limit[ELV_THROTTLE_IOPS_TOTAL].avg) {
+			t.limit[ELV_THROTTLE_IOPS_READ].avg = t.limit[ELV_THROTTLE_IOPS_TOTAL].avg;
+			t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 0;
+		}
+		TRY(r, elv_qos_set_throttle(fx.q, &fx.c[k], rnd(4) ? &t : NULL, fx.now));
+		assert_int_equal(r, 0);
+		break;
+	case 4:
+		m.weight = 1 + rnd(100);
+		m.reservation = rnd(3) ? 0 : rnd(500);
+		m.limit = rnd(3) ? 0 : 500 + rnd(5000);
+		TRY(r, elv_qos_set_mclock(fx.q, &fx.c[k], rnd(3) ? &m : NULL, fx.now));
+		assert_true(r == 0 || r == ELV_EBUSY);
+		break;
+	default: {
+		uint32_t z = NCONV + rnd(NZ - NCONV);
+		struct elv_zone_info zi;
+
+		assert_int_equal(elv_zone_get(fx.q, z, &zi), 0);
+		TRY(r, elv_zone_report(fx.q, z, ELV_ZONE_EMPTY, 0));
+		assert_int_equal(r, zi.nr_held || zi.nr_out || zi.busy ? ELV_EBUSY : 0);
+		if (r == 0)
+			next_off[z] = 0;
+		break;
+	}
+	}
+	chk();
+}
+
+static void random_step(void)
+{
+	static const struct elv_policy *const pol[] = {
+		&elv_policy_bfq, &elv_policy_deadline, &elv_policy_cfq, &elv_policy_kyber,
+		&elv_policy_noop, &elv_policy_anticipatory, &elv_policy_sstf,
+	};
+	unsigned op = rnd(100);
+	int r, i;
+
+	if (op < 38) {
+		random_add();
+	} else if (op < 58) {
+		(void)dispatch(rnd(3) ? 0 : ELV_DISPATCH_FORCE);
+		chk();
+	} else if (op < 74) {
+		if (fx.nr_inflight)
+			complete_at(rnd(fx.nr_inflight), rnd(12) ? 0 : -5);
+		chk();
+	} else if (op < 76) {
+		if (fx.nr_inflight) {
+			unsigned k = rnd(fx.nr_inflight);
+			struct elv_request *rq = fx.inflight[k];
+
+			assert_int_equal(elv_requeue(fx.q, rq, fx.now), 0);
+			fx.inflight[k] = fx.inflight[--fx.nr_inflight];
+			set_hs(rq, H_FLIGHT, H_LIB);
+		}
+		chk();
+	} else if (op < 80) {
+		i = lib_rq();
+		if (i >= 0) {
+			assert_int_equal(elv_cancel(fx.q, &fx.rq[i]), 0);
+			set_hs(&fx.rq[i], H_LIB, H_FREE);
+			fx.cancelled++;
+		}
+		chk();
+	} else if (op < 81) {
+		r = elv_drain(fx.q, on_drain, &fx);
+		assert_true(r >= 0);
+		assert_int_equal(elv_queue_nr_queued(fx.q), 0);
+		chk();
+	} else if (op < 83) {
+		const struct elv_policy *p = rnd(2) ? &elv_policy_bfq : pol[rnd(LEN(pol))];
+
+		assert_int_equal(elv_switch(fx.q, p, fx.now), 0);
+		chk();
+	} else if (op < 92) {
+		random_settings();
+	} else {
+		fx.now += rnd(4) ? rnd(2000000) : 50000000;
+	}
+}
+
+static void test_random_bfq(void **state)
+{
+	struct elv_stats st;
+	uint64_t seed;
+	unsigned step;
+	int i;
+
+	(void)state;
+	for (seed = 1; seed <= 3; seed++) {
+		up(&elv_policy_bfq, 1, 1);
+		rng_state = seed;
+		memset(next_off, 0, sizeof(next_off));
+		for (i = 0; i < (int)NZ; i++)
+			if (i >= (int)NCONV && rnd(3) == 0)
+				assert_int_equal(elv_zone_report(fx.q, (uint32_t)i, ELV_ZONE_CLOSED,
+								 8 * (1 + rnd(6))), 0);
+		for (i = (int)NCONV; i < (int)NZ; i++)
+			next_off[i] = zwp((uint32_t)i);
+		for (step = 0; step < 4000; step++)
+			random_step();
+		/* everything comes back: drain what is queued, complete what is in flight */
+		i = elv_drain(fx.q, on_drain, &fx);
+		assert_true(i >= 0);
+		while (fx.nr_inflight)
+			complete_at(0, 0);
+		chk();
+		run_all();
+		assert_int_equal(elv_stats(fx.q, &st), 0);
+		assert_true(st.added == fx.accepted);
+		assert_true(st.completed == fx.completed);
+		assert_true(st.cancelled == fx.cancelled + fx.drained + fx.failed);
+		assert_true(st.merged_back + st.merged_front + st.merged_req == fx.merged);
+		assert_int_equal(st.queued, 0);
+		assert_int_equal(st.in_flight, 0);
+		assert_true(fx.accepted > 1000);
+		assert_true(fx.completed > 300);
+		assert_true(fx.failed > 0);
+		down();
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_null_arguments),
+		cmocka_unit_test(test_torn_down),
+		cmocka_unit_test(test_foreign_objects),
+		cmocka_unit_test(test_weights),
+		cmocka_unit_test(test_zone_geometry),
+		cmocka_unit_test(test_zone_refusals),
+		cmocka_unit_test(test_zone_report),
+		cmocka_unit_test(test_qos_settings),
+		cmocka_unit_test(test_qos_busy),
+		cmocka_unit_test(test_callbacks),
+		cmocka_unit_test(test_random_bfq),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
