@@ -5,6 +5,11 @@
  * down. Any violation of the model prints the call sequence and aborts, so libFuzzer keeps
  * the input; sanitizers catch what the model cannot see.
  *
+ * A third of the configurations put the QoS stage in front of the policy, with the stage's
+ * depth and choice at the limit from the input; then some calls set, change and remove
+ * streams' throttles and mClock settings (fuzzed values, valid or not) while requests are
+ * queued, among adds, cancels, drains and switches (qos_*.bin in the corpus start so).
+ *
  * An input whose first byte is 'Z' drives the zoned model instead (tests/model/elv_zmodel.h):
  * a queue with the zone write plugging stage attached, zone operations among the calls, and
  * the zoned invariants checked after every call.
