@@ -923,10 +923,26 @@ static int elv_qos_busy(const struct elv_qclient *c)
 	       (c->has_mc && c->mc.nr);
 }
 
+/*
+ * The stage's state for the detach calls, which elv_stream_exit() and elv_group_exit() make:
+ * found without naming the stage's hooks, so that firmware using streams but not the stage
+ * links none of it. Only this file puts a client on a stream or group, and only while its
+ * stage is in the slot.
+ */
+static int elv_qos_slot(struct elv_queue *q, struct elv_qstate **qs)
+{
+	int err = elv_gate_err(q);
+
+	if (err)
+		return err;
+	*qs = q->stage[ELV_STAGE_QOS].data;
+	return *qs ? 0 : ELV_EINVAL;
+}
+
 int elv_qos_stream_detach(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 {
 	struct elv_qstate *qs;
-	int err = elv_qos_of(q, &qs);
+	int err = elv_qos_slot(q, &qs);
 
 	if (err)
 		return err;
@@ -942,7 +958,7 @@ int elv_qos_stream_detach(struct elv_queue *q, struct elv_stream *s, uint64_t no
 int elv_qos_group_detach(struct elv_queue *q, struct elv_group *g, uint64_t now)
 {
 	struct elv_qstate *qs;
-	int err = elv_qos_of(q, &qs);
+	int err = elv_qos_slot(q, &qs);
 
 	if (err)
 		return err;
