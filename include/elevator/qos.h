@@ -60,8 +60,10 @@
  * requests, in order; they are judged by the new settings from then on (see
  * elv_qos_set_throttle() and elv_qos_set_mclock() for what becomes of credit earned so far).
  *
- * Every function here is refused with ELV_EBUSY inside one of the queue's host callbacks and
- * with ELV_EINVAL on a torn-down queue, like the calls of elevator.h. Bad settings are
+ * Every function here that would change the queue is refused with ELV_EBUSY inside one of
+ * the queue's host callbacks (the getters work there), and every one that takes a queue
+ * fails on a torn-down one (ELV_EINVAL; elv_qos_request_cost() returns 0), like the calls
+ * of elevator.h. Bad settings are
  * refused with ELV_EINVAL (inconsistent) or ELV_ERANGE (a value out of range), and nothing
  * changes.
  */
