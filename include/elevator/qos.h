@@ -53,7 +53,8 @@
  * 1 unit per request when @c cost_size is 0; elv_qos_request_cost() computes it.
  *
  * @par Held requests
- * A request the stage holds counts as queued (elv_stats(), elv_queue_nr_queued()), comes
+ * A request the stage holds counts as queued in elv_stats() (not in elv_queue_nr_queued(),
+ * which counts the policy's requests: the policy never sees a held one), comes
  * back from elv_drain() (after the policy's requests, in arrival order per client),
  * may be withdrawn with elv_cancel(), stays held across elv_switch(), and does not take part
  * in merges until it is released. Changing a client's settings at run time keeps its held

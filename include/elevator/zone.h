@@ -49,7 +49,8 @@ extern "C" {
  *
  * Requests the stage holds count in elv_stats().queued, come back from elv_drain() and can
  * be cancelled; the stage is kept across elv_switch(). Held writes that fail later (behind
- * a failed write, or found off the write pointer when their turn comes) go back to the
+ * a failed write, found off the write pointer when their turn comes, or let go by the QoS
+ * stage into a zone that can no longer take them: see elv_zone_fail_fn) go back to the
  * host through the fail callback given to elv_zone_attach(), counted in
  * elv_stats::cancelled and traced as ELV_TRACE_CANCEL with @c arg the positive error.
  *
@@ -126,9 +127,10 @@ struct elv_zone_geometry {
 
 /**
  * @brief Told of a request the zone stage gives back unserved: @p rq is the host's again,
- * @p err says why (ELV_EIO behind a failed write, ELV_EINVAL found off the write pointer,
- * ELV_ENOSPC past the zone's capacity). Runs as a callback: calls on the queue that would
- * change it return ELV_EBUSY.
+ * @p err says why (ELV_EIO behind a failed write or in a zone turned read-only or offline,
+ * ELV_EINVAL found off the write pointer, ELV_ENOSPC past the zone's capacity, ELV_EAGAIN a
+ * write the QoS stage held that would, once let go, make one zone too many active). Runs as
+ * a callback: calls on the queue that would change it return ELV_EBUSY.
  */
 typedef void (*elv_zone_fail_fn)(void *ctx, struct elv_request *rq, int err);
 

@@ -50,6 +50,7 @@ struct fix {
 	unsigned probes;     /* probes run */
 	struct elv_request *inflight[NRQ];
 	unsigned nr_inflight;
+	unsigned err_mask; /* bit -err of every error the zone stage gave a request back with */
 };
 
 static struct fix fx;
@@ -148,6 +149,15 @@ static void chk(void)
 	assert_int_equal(elv_queue_check(fx.q), 0);
 }
 
+/* Requests the queue holds and has not dispatched: the policy's, and the stages' too. */
+static uint32_t queued(void)
+{
+	struct elv_stats st;
+
+	assert_int_equal(elv_stats(fx.q, &st), 0);
+	return st.queued;
+}
+
 /* ---- host callbacks ------------------------------------------------------------------- */
 
 static void set_hs(struct elv_request *rq, uint8_t from, uint8_t to)
@@ -164,7 +174,8 @@ static void probe(void);
 static void on_fail(void *ctx, struct elv_request *rq, int err)
 {
 	(void)ctx;
-	assert_true(err == ELV_EIO || err == ELV_EINVAL || err == ELV_ENOSPC);
+	assert_true(err == ELV_EIO || err == ELV_EINVAL || err == ELV_ENOSPC || err == ELV_EAGAIN);
+	fx.err_mask |= 1u << (-err & 31);
 	set_hs(rq, H_LIB, H_FREE);
 	fx.failed++;
 	if (fx.probe_on)
@@ -272,6 +283,7 @@ static void down(void)
 	int i;
 
 	chk();
+	assert_int_equal(queued(), 0);
 	assert_int_equal(elv_queue_nr_queued(fx.q), 0);
 	for (i = 0; i < NRQ; i++)
 		assert_int_equal(fx.hs[i], H_FREE);
@@ -382,7 +394,7 @@ static void run_all(void)
 			chk();
 			continue;
 		}
-		if (!elv_queue_nr_queued(fx.q))
+		if (!queued())
 			return;
 		{
 			uint64_t t = elv_next_event(fx.q);
@@ -1322,7 +1334,7 @@ static void test_qos_busy(void **state)
 	chk();
 	while (fx.nr_inflight)
 		complete_at(0, 0);
-	assert_int_equal(elv_queue_nr_queued(fx.q), 0);
+	assert_int_equal(queued(), 0);
 	assert_int_equal(elv_qos_set_mclock(fx.q, &fx.c[1], NULL, fx.now), 0);
 	assert_int_equal(elv_qos_detach(fx.q, fx.now), 0);
 	REFUSED(ELV_EINVAL, elv_qos_detach(fx.q, fx.now));
@@ -1466,6 +1478,50 @@ static void test_zone_behind_throttle(void **state)
 	run_all();
 	assert_int_equal(zwp(Z), 16);
 	assert_int_equal(fx.failed, 0);
+	down();
+}
+
+/*
+ * Writes the throttle let go into a zone that can no longer take them come back through the
+ * zone stage's fail callback: ELV_EAGAIN when the zone would be one too many active,
+ * ELV_EIO when it turned read-only, ELV_EINVAL when another write took its place.
+ */
+static void test_zone_after_throttle(void **state)
+{
+	struct elv_throttle_settings t;
+	struct elv_request *w;
+
+	(void)state;
+	geo_default(&geo_next);
+	geo_next.max_open = geo_next.max_active = 2;
+	up(&elv_policy_bfq, 1, 1);
+	memset(&geo_next, 0, sizeof(geo_next));
+	memset(&t, 0, sizeof(t));
+	t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 2;
+	assert_int_equal(elv_qos_set_throttle(fx.q, &fx.c[0], &t, fx.now), 0);
+	add_ok(mk(0, 0, 8, ELV_OP_READ, 0, &fx.s[0])); /* takes the allowance */
+	add_ok(mk(1, zstart(Z), 8, ELV_OP_WRITE, 0, &fx.s[0]));      /* Z is empty */
+	add_ok(mk(2, zstart(Z + 3), 8, ELV_OP_WRITE, 0, &fx.s[0]));  /* Z + 3 is empty */
+	add_ok(mk(3, zstart(Z + 4), 8, ELV_OP_WRITE, 0, &fx.s[0]));  /* Z + 4 is empty */
+	add_ok(mk(4, zstart(Z + 1), 8, ELV_OP_WRITE, 0, NULL));      /* not throttled */
+	add_ok(mk(5, zstart(Z + 2), 8, ELV_OP_WRITE, 0, NULL));
+	assert_int_equal(elv_zone_report(fx.q, Z + 3, ELV_ZONE_READONLY, 0), 0);
+	w = mk(6, zstart(Z + 4), 8, ELV_OP_WRITE, 0, NULL);
+	assert_int_equal(add(w), ELV_EAGAIN); /* Z + 1 and Z + 2 are active */
+	while (dispatch(0))
+		;
+	while (fx.nr_inflight)
+		complete_at(0, 0);
+	chk();
+	/* Z + 1 and Z + 2 stay active (partly written): Z cannot open */
+	assert_int_equal(elv_zone_report(fx.q, Z + 4, ELV_ZONE_FULL, 0), 0);
+	run_all();
+	assert_int_equal(fx.failed, 3);
+	assert_int_equal(fx.err_mask, (1u << -ELV_EAGAIN) | (1u << -ELV_EIO) | (1u << -ELV_ENOSPC));
+	assert_int_equal(elv_zone_get(fx.q, Z, NULL), ELV_EINVAL);
+	assert_int_equal(zwp(Z), 0);
+	assert_int_equal(zwp(Z + 4), ZS);
+	chk();
 	down();
 }
 
@@ -1658,7 +1714,7 @@ static void random_step(void)
 	} else if (op < 81) {
 		r = elv_drain(fx.q, on_drain, &fx);
 		assert_true(r >= 0);
-		assert_int_equal(elv_queue_nr_queued(fx.q), 0);
+		assert_int_equal(queued(), 0);
 		chk();
 	} else if (op < 83) {
 		const struct elv_policy *p = rnd(2) ? &elv_policy_bfq : pol[rnd(LEN(pol))];
@@ -1738,6 +1794,7 @@ int main(void)
 		cmocka_unit_test(test_qos_busy),
 		cmocka_unit_test(test_qos_reject),
 		cmocka_unit_test(test_zone_behind_throttle),
+		cmocka_unit_test(test_zone_after_throttle),
 		cmocka_unit_test(test_callbacks),
 		cmocka_unit_test(test_random_bfq),
 	};
