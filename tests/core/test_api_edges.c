@@ -28,6 +28,9 @@
 #define NC (NS + NG) /* QoS clients: one per stream, one per group */
 #define NRQ 256  /* requests */
 #define DEPTH 8  /* fake device queue depth */
+#ifndef SEEDS
+#define SEEDS 4 /* random runs */
+#endif
 #define LEN(a) ((unsigned)(sizeof(a) / sizeof((a)[0])))
 
 /* Where each request is, as the host sees it. */
@@ -1577,7 +1580,9 @@ static void random_add(void)
 	struct elv_stream *s = rnd(4) ? &fx.s[rnd(NS)] : NULL;
 	struct elv_request *rq;
 	unsigned kind = rnd(100);
-	uint8_t flags = rnd(3) ? 0 : ELV_RQ_SYNC;
+	static const uint8_t some[] = {ELV_RQ_SYNC, ELV_RQ_META, ELV_RQ_FUA, ELV_RQ_READAHEAD,
+				       ELV_RQ_NOMERGE, ELV_RQ_BARRIER};
+	uint8_t flags = rnd(3) ? 0 : some[rnd(rnd(8) ? LEN(some) - 1 : LEN(some))];
 
 	if (i < 0)
 		return;
@@ -1736,15 +1741,15 @@ static void test_random_bfq(void **state)
 	int i;
 
 	(void)state;
-	for (seed = 1; seed <= 4; seed++) {
+	for (seed = 1; seed <= SEEDS; seed++) {
 		/* seed 2: open and active zone limits; 3: an ordered transport, zones with a
 		 * smaller capacity; 4: the clock wraps past 2^64 under way */
 		geo_default(&geo_next);
-		geo_next.max_open = seed == 2 ? 2 : 0;
-		geo_next.max_active = seed == 2 ? 3 : 0;
-		geo_next.ordered = seed == 3;
-		geo_next.zone_capacity = seed == 3 ? ZS - 8 : 0;
-		start_next = seed == 4 ? UINT64_MAX - 2000000000ULL : 0;
+		geo_next.max_open = seed % 4 == 2 ? 2 : 0;
+		geo_next.max_active = seed % 4 == 2 ? 3 : 0;
+		geo_next.ordered = seed % 4 == 3;
+		geo_next.zone_capacity = seed % 4 == 3 ? ZS - 8 : 0;
+		start_next = seed % 4 == 0 ? UINT64_MAX - 2000000000ULL : 0;
 		up(&elv_policy_bfq, 1, 1);
 		memset(&geo_next, 0, sizeof(geo_next));
 		start_next = 0;
