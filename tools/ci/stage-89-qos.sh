@@ -8,6 +8,8 @@
 #   100 must get its reservation (95% of it as fio measures: mClock's reservation tags do
 #   not save up time a release comes late by) and five times what the same two get without
 #   the reservation, which is what the flood leaves it;
+# - a cap lowered through control=FILE while a client runs takes effect, and a bad version
+#   is refused whole;
 # - bad QoS settings stop nbdkit with one line naming the setting.
 # Release build (the rates are measured). Every server is killed by pid on exit, every wait
 # is bounded; a missing tool or a check that measured nothing fails the stage.
@@ -185,6 +187,34 @@ echo "reservation: with mclock-reservation=400 the small client got ${iops[res.s
 	"IOPS (flood ${iops[nores.flood]})"
 ran=$((ran + 1))
 
+# ---- a cap changed through the control file while the client runs -----------------------
+ctl="$tmp/control"
+printf 'export.c.limit-iops=1000\n' >"$ctl"
+start_server ctl --filter="$filter" memory 64M control="$ctl" stats="$tmp/ctl.stats.json"
+timeout 60 fio --name=c --ioengine=nbd --uri="nbd+unix:///c?socket=$sock" --rw=randread \
+	--bs=4k --iodepth=8 --size=16m --time_based=1 --runtime=4 --output-format=json \
+	--output="$tmp/ctl.json" &
+fiopid=$!
+# 1.5 s into the run (fio is connected and reading by then), the cap goes down to 100.
+sleep 1.5
+printf 'export.c.limit-iops=100\n' >"$ctl.new" && mv "$ctl.new" "$ctl"
+sleep 0.5
+# Refused whole: the burst is below the cap it would go with.
+printf 'export.c.limit-iops=100\nexport.c.burst-iops=5\n' >"$ctl"
+wait "$fiopid" || fail "fio under the control file"
+stop_server
+grep -q "burst-iops=5: is lower than" "$srvlog" || { cat "$srvlog" >&2; fail "bad control file not reported"; }
+ctl_iops=$(python3 -c "import json,sys; j=json.load(open(sys.argv[1]))['jobs'][0]; print('%.1f' % (j['read']['total_ios'] / (j['read']['runtime'] / 1000.0)))" "$tmp/ctl.json")
+# At most 1.5 s at 1000/s (fio starts reading a little after it is started), then 2.5 s
+# at 100/s: well under 1000, well over 100.
+atleast "$ctl_iops" 150 && ! atleast "$ctl_iops" 600 ||
+	fail "under a cap lowered from 1000 to 100 IOPS 1.5 s into 4: $ctl_iops IOPS"
+stats_check "$tmp/ctl.stats.json" "d['control_applied'] == 2 and d['control_rejected'] == 1 and
+	c('c')['qos']['settings'] == {'limit-iops': 100}"
+echo "control file: cap lowered from 1000 to 100 IOPS 1.5 s into a 4 s run: $ctl_iops IOPS on" \
+	"average; a version with a burst below the cap refused whole"
+ran=$((ran + 1))
+
 # ---- bad QoS settings: nbdkit refuses to start, naming the setting ------------------------
 bad_cases=(
 	"limit-iops=fast|limit-iops=fast"
@@ -206,4 +236,4 @@ for c in "${bad_cases[@]}"; do
 done
 echo "bad QoS settings: ${#bad_cases[@]} cases refused, each naming its setting"
 ran=$((ran + 1))
-[ "$ran" -eq 3 ] || fail "ran $ran of 3 checks"
+[ "$ran" -eq 4 ] || fail "ran $ran of 4 checks"
