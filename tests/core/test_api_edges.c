@@ -54,6 +54,9 @@ struct fix {
 	struct elv_request *inflight[NRQ];
 	unsigned nr_inflight;
 	unsigned err_mask; /* bit -err of every error the zone stage gave a request back with */
+	uint64_t complete_arg; /* arg of the last ELV_TRACE_COMPLETE */
+	unsigned cancel_args;  /* bit arg of every ELV_TRACE_CANCEL with an error */
+	int no_switch;         /* the random run keeps its policy */
 };
 
 static struct fix fx;
@@ -204,6 +207,10 @@ static void on_merge(void *ctx, struct elv_request *into, struct elv_request *go
 static void on_trace(void *ctx, const struct elv_trace_event *ev)
 {
 	(void)ctx;
+	if (ev->type == ELV_TRACE_COMPLETE)
+		fx.complete_arg = ev->arg;
+	if (ev->type == ELV_TRACE_CANCEL && ev->arg)
+		fx.cancel_args |= 1u << (ev->arg & 31);
 	if (fx.probe_on && ev->type == fx.probe_trace)
 		probe();
 }
@@ -593,6 +600,7 @@ static void test_null_arguments(void **state)
 	REFUSED(ELV_EINVAL, elv_complete_status(fx.q, &fx.rq[0], INT32_MAX, fx.now));
 	REFUSED(ELV_EINVAL, elv_complete_status(fx.q2, &fx.rq[0], 0, fx.now));
 	complete_rq(&fx.rq[0], INT32_MIN); /* any negative status is the host's to choose */
+	assert_true(fx.complete_arg == (uint64_t)1 << 31);
 	chk();
 	down();
 }
@@ -853,6 +861,9 @@ static void test_zone_geometry(void **state)
 	REFUSED(ELV_EINVAL, elv_zone_attach(fx.q, &g, NULL, need, on_fail, &fx));
 	REFUSED(ELV_EINVAL, elv_zone_attach(fx.q, &g, zmem2, need, NULL, &fx));
 	REFUSED(ELV_EINVAL, elv_zone_report(fx.q, Z, ELV_ZONE_EMPTY, 0)); /* no zone stage */
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), ZS, ELV_OP_ZONE_RESET, 0, NULL)));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), ZS, ELV_OP_ZONE_FINISH, 0, &fx.s[0])));
+	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), 8, ELV_OP_WRITE, ELV_RQ_ZONE_APPEND, NULL)));
 	REFUSED(ELV_EINVAL, elv_zone_get(fx.q, Z, &zi));
 	/* with requests queued, and with one in flight */
 	add_ok(mk(0, 0, 8, ELV_OP_READ, 0, NULL));
@@ -1267,6 +1278,8 @@ static void test_qos_settings(void **state)
 	down();
 }
 
+static const struct elv_qos_settings qos_defaults;
+
 /* Attach with requests queued or in flight, detach and membership changes with held ones. */
 static void test_qos_busy(void **state)
 {
@@ -1277,6 +1290,20 @@ static void test_qos_busy(void **state)
 
 	(void)state;
 	up(&elv_policy_bfq, 1, 0);
+	/* no stage yet */
+	memset(&t, 0, sizeof(t));
+	memset(&m, 0, sizeof(m));
+	m.weight = 1;
+	REFUSED(ELV_EINVAL, elv_qos_detach(fx.q, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_set(fx.q, &qos_defaults, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_stream_attach(fx.q, &fx.s[0], &fx.c[0], fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_stream_detach(fx.q, &fx.s[0], fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_group_attach(fx.q, &fx.g[0], &fx.c[NS], fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_group_detach(fx.q, &fx.g[0], fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_set_throttle(fx.q, &fx.c[0], &t, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_set_mclock(fx.q, &fx.c[0], &m, fx.now));
+	REFUSED(ELV_EINVAL, elv_qos_client_stats(fx.q, &fx.c[0], &cst));
+	REFUSED(0, (int)elv_qos_request_cost(fx.q, mk(0, 0, 8, ELV_OP_READ, 0, NULL)));
 	add_ok(mk(0, 0, 8, ELV_OP_READ, 0, &fx.s[0]));
 	REFUSED(ELV_EBUSY, elv_qos_attach(fx.q, &qos, NULL, fx.now));
 	assert_non_null(dispatch(0));
@@ -1521,6 +1548,7 @@ static void test_zone_after_throttle(void **state)
 	run_all();
 	assert_int_equal(fx.failed, 3);
 	assert_int_equal(fx.err_mask, (1u << -ELV_EAGAIN) | (1u << -ELV_EIO) | (1u << -ELV_ENOSPC));
+	assert_int_equal(fx.cancel_args, fx.err_mask); /* traced with the positive error */
 	assert_int_equal(elv_zone_get(fx.q, Z, NULL), ELV_EINVAL);
 	assert_int_equal(zwp(Z), 0);
 	assert_int_equal(zwp(Z + 4), ZS);
@@ -1724,7 +1752,8 @@ static void random_step(void)
 	} else if (op < 83) {
 		const struct elv_policy *p = rnd(2) ? &elv_policy_bfq : pol[rnd(LEN(pol))];
 
-		assert_int_equal(elv_switch(fx.q, p, fx.now), 0);
+		if (!fx.no_switch)
+			assert_int_equal(elv_switch(fx.q, p, fx.now), 0);
 		chk();
 	} else if (op < 92) {
 		random_settings();
@@ -1733,11 +1762,76 @@ static void random_step(void)
 	}
 }
 
-static void test_random_bfq(void **state)
+/* Run @steps random steps, then take everything back: every request came back once. */
+static void random_run(unsigned steps)
 {
 	struct elv_stats st;
-	uint64_t seed;
 	unsigned step;
+	int i;
+
+	for (i = (int)NCONV; i < (int)NZ; i++)
+		next_off[i] = zwp((uint32_t)i);
+	zone_cap = fx.geo.zone_capacity ? fx.geo.zone_capacity : ZS;
+	for (step = 0; step < steps; step++)
+		random_step();
+	i = elv_drain(fx.q, on_drain, &fx);
+	assert_true(i >= 0);
+	while (fx.nr_inflight)
+		complete_at(0, 0);
+	chk();
+	run_all();
+	assert_int_equal(elv_stats(fx.q, &st), 0);
+	assert_true(st.added == fx.accepted);
+	assert_true(st.completed == fx.completed);
+	assert_true(st.cancelled == fx.cancelled + fx.drained + fx.failed);
+	assert_true(st.merged_back + st.merged_front + st.merged_req == fx.merged);
+	assert_int_equal(st.queued, 0);
+	assert_int_equal(st.in_flight, 0);
+}
+
+/*
+ * bfq's tunables: a value outside the range is refused and changes nothing; at either end
+ * of every range the queue keeps its invariants and gives every request back once.
+ */
+static void test_bfq_tunables(void **state)
+{
+	const struct elv_tunable *tt;
+	unsigned nr, i, end;
+	int64_t v, w;
+
+	(void)state;
+	tt = elv_policy_tunables(&elv_policy_bfq, &nr);
+	assert_non_null(tt);
+	assert_true(nr >= 10);
+	for (end = 0; end < 2; end++) {
+		up(&elv_policy_bfq, 1, 1);
+		fx.no_switch = 1;
+		rng_state = 77 + end;
+		for (i = 0; i < nr; i++) {
+			assert_int_equal(elv_tunable_get(fx.q, tt[i].name, &v), 0);
+			if (tt[i].min > INT64_MIN)
+				REFUSED(ELV_ERANGE, elv_tunable_set(fx.q, tt[i].name, tt[i].min - 1));
+			if (tt[i].max < INT64_MAX)
+				REFUSED(ELV_ERANGE, elv_tunable_set(fx.q, tt[i].name, tt[i].max + 1));
+			REFUSED(ELV_ERANGE, elv_tunable_set(fx.q, tt[i].name, INT64_MIN));
+			REFUSED(ELV_ERANGE, elv_tunable_set(fx.q, tt[i].name, INT64_MAX));
+			assert_int_equal(elv_tunable_get(fx.q, tt[i].name, &w), 0);
+			assert_true(v == w);
+		}
+		REFUSED(ELV_ENOENT, elv_tunable_set(fx.q, "no_such_tunable", 1));
+		for (i = 0; i < nr; i++)
+			assert_int_equal(elv_tunable_set(fx.q, tt[i].name, end ? tt[i].max : tt[i].min),
+					 0);
+		chk();
+		random_run(3000);
+		assert_true(fx.accepted > 500 && fx.completed > 100);
+		down();
+	}
+}
+
+static void test_random_bfq(void **state)
+{
+	uint64_t seed;
 	int i;
 
 	(void)state;
@@ -1759,25 +1853,7 @@ static void test_random_bfq(void **state)
 			if (i >= (int)NCONV && rnd(3) == 0)
 				assert_int_equal(elv_zone_report(fx.q, (uint32_t)i, ELV_ZONE_CLOSED,
 								 8 * (1 + rnd(6))), 0);
-		for (i = (int)NCONV; i < (int)NZ; i++)
-			next_off[i] = zwp((uint32_t)i);
-		zone_cap = fx.geo.zone_capacity ? fx.geo.zone_capacity : ZS;
-		for (step = 0; step < 6000; step++)
-			random_step();
-		/* everything comes back: drain what is queued, complete what is in flight */
-		i = elv_drain(fx.q, on_drain, &fx);
-		assert_true(i >= 0);
-		while (fx.nr_inflight)
-			complete_at(0, 0);
-		chk();
-		run_all();
-		assert_int_equal(elv_stats(fx.q, &st), 0);
-		assert_true(st.added == fx.accepted);
-		assert_true(st.completed == fx.completed);
-		assert_true(st.cancelled == fx.cancelled + fx.drained + fx.failed);
-		assert_true(st.merged_back + st.merged_front + st.merged_req == fx.merged);
-		assert_int_equal(st.queued, 0);
-		assert_int_equal(st.in_flight, 0);
+		random_run(6000);
 		assert_true(fx.accepted > 1000);
 		assert_true(fx.completed > 300);
 		assert_true(fx.failed > 0);
@@ -1801,6 +1877,7 @@ int main(void)
 		cmocka_unit_test(test_zone_behind_throttle),
 		cmocka_unit_test(test_zone_after_throttle),
 		cmocka_unit_test(test_callbacks),
+		cmocka_unit_test(test_bfq_tunables),
 		cmocka_unit_test(test_random_bfq),
 	};
 
