@@ -38,7 +38,8 @@ struct elv_thr_bucket {
 	uint64_t bunit, bunit_rem; /* the same at the burst rate */
 	/* The charge of the last request size seen: sizes repeat, divisions are dear. */
 	uint64_t last_bytes, last_ns, last_rem, blast_ns, blast_rem;
-	uint8_t ops;               /* counts operations, not bytes */
+	/* Requests up to this many bytes count one operation (unit); larger ones their size. */
+	uint64_t unit_upto;
 };
 
 /* io.max state of one direction (A.2): what was dispatched in the current slice. */

@@ -254,7 +254,10 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 			continue;
 		elv_bucket_setup(&th->u.b[k], &t->limit[k],
 				 elv_thr_is_ops(k) && t->iops_size ? t->iops_size : 1, now);
-		th->u.b[k].ops = (uint8_t)elv_thr_is_ops(k);
+		/* Bytes: never one unit; operations: always, or up to iops_size bytes. */
+		th->u.b[k].unit_upto = !elv_thr_is_ops(k) ? 0
+				       : t->iops_size    ? t->iops_size
+							 : UINT64_MAX;
 		for (dir = 0; dir < 2; dir++)
 			if (elv_bucket_mask(dir) & (1u << k))
 				th->dir_idx[dir][th->nr_dir[dir]++] = (uint8_t)k;
@@ -326,9 +329,9 @@ static ELV_COLD void elv_bucket_size(struct elv_thr_bucket *b, uint64_t bytes)
 
 /* Fill bucket @b with a request of @bytes: one op, bytes / op size ops, or bytes. */
 static ELV_SPEED_INLINE void elv_bucket_charge(struct elv_thr_bucket *b, uint64_t bytes,
-					       uint32_t op_size, uint64_t now)
+					       uint64_t now)
 {
-	if (b->ops && (!op_size || bytes <= op_size)) {
+	if (bytes <= b->unit_upto) {
 		elv_level_fill(&b->tat, &b->frac, b->unit, b->unit_rem, b->den, now);
 		if (b->bden)
 			elv_level_fill(&b->btat, &b->bfrac, b->bunit, b->bunit_rem, b->bden, now);
@@ -466,7 +469,7 @@ static ELV_SPEED_INLINE void elv_thr_charge_in(struct elv_thr *th, int dir, uint
 		return;
 	}
 	for (i = 0; i < th->nr_dir[dir]; i++)
-		elv_bucket_charge(&th->u.b[th->dir_idx[dir][i]], bytes, th->op_size, now);
+		elv_bucket_charge(&th->u.b[th->dir_idx[dir][i]], bytes, now);
 }
 
 uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued)
