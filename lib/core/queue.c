@@ -536,6 +536,17 @@ int elv_stage_enqueue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	return elv_enqueue(q, rq, now);
 }
 
+/*
+ * The stages hear how a request they passed on came back. Defined with its name in
+ * parentheses so that a test build may wrap the calls in a macro (tests/model/plant_queue.c
+ * drops failures on their way, to prove the model checker notices).
+ */
+static inline void(elv_stages_completed)(struct elv_queue *q, struct elv_request *rq, int status,
+					 uint64_t now)
+{
+	q->stage_vt->completed(q, rq, status, now);
+}
+
 /* The stages admitted @rq (rq->time and rq->seq set): it is the library's from now on. */
 void elv_add_accept(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
@@ -748,7 +759,7 @@ static ELV_COLD void elv_complete_slow(struct elv_queue *q, struct elv_request *
 		q->complete(q, rq, now);
 	elv_trace(q, ELV_TRACE_COMPLETE, rq, NULL, (uint64_t)(-(int64_t)status), now);
 	if (q->stages)
-		q->stage_vt->completed(q, rq, status, now);
+		elv_stages_completed(q, rq, status, now);
 	elv_rq_release(q, rq);
 	if (q->stages)
 		q->stage_vt->pump(q, now);
@@ -830,13 +841,13 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 	case ELV_RQ_QUEUED:
 		elv_policy_remove(q, rq);
 		if (q->stages)
-			q->stage_vt->completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
+			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 		break;
 	case ELV_RQ_REQUEUED:
 		elv_list_del(&rq->fifo);
 		q->nr_requeued--;
 		if (q->stages)
-			q->stage_vt->completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
+			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 		break;
 	default: /* ELV_RQ_HELD: by a stage, or behind a barrier */
 		if (q->stages && q->stage_vt->cancel(q, rq) == 0)
@@ -854,7 +865,7 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 				elv_release_held(q);
 		}
 		if (q->stages)
-			q->stage_vt->completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
+			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 	}
 #endif
 		break;
@@ -917,7 +928,7 @@ static int elv_drain_list(struct elv_queue *q, struct elv_list *list, elv_drain_
 		elv_list_del(&rq->fifo);
 		/* One the stages passed on leaves unserved: they must know (a zone's pointer). */
 		if (passed && q->stages)
-			q->stage_vt->completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
+			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 		elv_cancelled(q, rq);
 		ELV_CALLBACK(q, fn(arg, rq));
 		n++;
