@@ -57,6 +57,8 @@ struct fix {
 	uint64_t complete_arg; /* arg of the last ELV_TRACE_COMPLETE */
 	unsigned cancel_args;  /* bit arg of every ELV_TRACE_CANCEL with an error */
 	int no_switch;         /* the random run keeps its policy */
+	int veto;              /* allow_merge refuses every other merge */
+	unsigned veto_count;
 };
 
 static struct fix fx;
@@ -204,6 +206,18 @@ static void on_merge(void *ctx, struct elv_request *into, struct elv_request *go
 		probe();
 }
 
+static int on_allow(void *ctx, const struct elv_request *rq, const struct elv_request *next,
+		    enum elv_merge_kind kind)
+{
+	(void)ctx;
+	(void)rq;
+	(void)next;
+	(void)kind;
+	if (fx.probe_on)
+		probe();
+	return !fx.veto || (++fx.veto_count & 1);
+}
+
 static void on_trace(void *ctx, const struct elv_trace_event *ev)
 {
 	(void)ctx;
@@ -241,6 +255,7 @@ static void geo_default(struct elv_zone_geometry *g)
  */
 static struct elv_zone_geometry geo_next; /* used by up() when its nr_sectors is set */
 static uint64_t start_next;                 /* the clock up() starts at when set */
+static uint8_t no_merges_next;              /* the no_merges up() configures */
 
 static void up(const struct elv_policy *p, int zone, int qosw)
 {
@@ -252,6 +267,8 @@ static void up(const struct elv_policy *p, int zone, int qosw)
 		fx.geo = geo_next;
 	fx.cfg.dev.queue_depth = DEPTH;
 	fx.cfg.merge = on_merge;
+	fx.cfg.allow_merge = on_allow;
+	fx.cfg.no_merges = no_merges_next;
 	fx.cfg.trace = on_trace;
 	fx.cfg.ctx = &fx;
 	assert_true(elv_queue_size_any(&fx.cfg) <= sizeof(qmem));
@@ -1414,7 +1431,7 @@ static void test_callbacks(void **state)
 	fx.probe_trace = 0;
 	add_ok(mk(3, 64, 8, ELV_OP_READ, 0, NULL));
 	assert_int_equal(add(mk(4, 72, 8, ELV_OP_READ, 0, NULL)), 1);
-	assert_int_equal(fx.probes, before + 6);
+	assert_int_equal(fx.probes, before + 7); /* allow_merge, then merge */
 	/* zone fail: writes held behind a failed one */
 	w = mk(5, zstart(Z) + 8, 8, ELV_OP_WRITE, 0, NULL);
 	add_ok(w);
@@ -1836,17 +1853,21 @@ static void test_random_bfq(void **state)
 
 	(void)state;
 	for (seed = 1; seed <= SEEDS; seed++) {
-		/* seed 2: open and active zone limits; 3: an ordered transport, zones with a
-		 * smaller capacity; 4: the clock wraps past 2^64 under way */
+		/* by seed: open and active zone limits; an ordered transport, zones with a
+		 * smaller capacity; the clock wrapping past 2^64 under way; no merges; every
+		 * other merge vetoed */
 		geo_default(&geo_next);
 		geo_next.max_open = seed % 4 == 2 ? 2 : 0;
 		geo_next.max_active = seed % 4 == 2 ? 3 : 0;
 		geo_next.ordered = seed % 4 == 3;
 		geo_next.zone_capacity = seed % 4 == 3 ? ZS - 8 : 0;
 		start_next = seed % 4 == 0 ? UINT64_MAX - 2000000000ULL : 0;
+		no_merges_next = seed % 3 == 0;
 		up(&elv_policy_bfq, 1, 1);
+		fx.veto = seed % 3 == 1;
 		memset(&geo_next, 0, sizeof(geo_next));
 		start_next = 0;
+		no_merges_next = 0;
 		rng_state = seed;
 		memset(next_off, 0, sizeof(next_off));
 		for (i = 0; i < (int)NZ; i++)
