@@ -285,7 +285,8 @@ enum elv_trace_type {
 	ELV_TRACE_DISPATCH = 3,  /**< A request was handed to the host for the device. */
 	ELV_TRACE_COMPLETE = 4,  /**< The host reported completion. */
 	ELV_TRACE_REQUEUE = 5,   /**< The host gave a dispatched request back. */
-	ELV_TRACE_CANCEL = 6,    /**< A queued request was cancelled or drained. */
+	ELV_TRACE_CANCEL = 6,    /**< A queued request was cancelled or drained (@c arg 0), or
+				  *   given back by an admission stage (@c arg the positive error). */
 	ELV_TRACE_IDLE_START = 7, /**< The policy started idling (anticipation, slice idle). */
 	ELV_TRACE_IDLE_STOP = 8, /**< Idling ended; @c arg is the idle time in ns. */
 	ELV_TRACE_EXPIRE = 9     /**< A deadline expired and forced FIFO order. */
@@ -667,6 +668,8 @@ ELV_API int elv_group_set_weight(struct elv_queue *q, struct elv_group *g, uint1
  * @retval ELV_EOVERFLOW sector + nr_sectors passes 2^64.
  * @retval ELV_EBUSY @p rq is already held by a queue, or called from one of the queue's
  *         callbacks.
+ * @retval other a zone stage (zone.h) refuses writes and zone operations it cannot order
+ *         (ELV_ERANGE, ELV_EINVAL, ELV_ENOSPC, ELV_EIO, ELV_EAGAIN, ELV_EBUSY; its table).
  */
 ELV_API int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now);
 /**
@@ -744,7 +747,8 @@ ELV_API int elv_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t no
 ELV_API int elv_cancel(struct elv_queue *q, struct elv_request *rq);
 /**
  * @brief Return every queued (not in flight) request through @p fn: first those the device
- * gave back (elv_requeue()), then the rest in arrival order. Requests in flight stay in flight.
+ * gave back (elv_requeue()), then the rest in arrival order, and last those an admission stage
+ * holds (qos.h, zone.h), in slot order. Requests in flight stay in flight.
  * Each request is the host's again when @p fn sees it. @p fn runs as a callback: calls on
  * @p q that would change it return ELV_EBUSY (see "Callbacks" above); it may hand the
  * request to another queue.
