@@ -1390,6 +1390,78 @@ static void test_qos_busy(void **state)
 	down();
 }
 
+/*
+ * A refused call does not move the queue's clock, whatever time it names: a request the
+ * throttle holds until T stays held when the queue is asked at its own time afterwards.
+ */
+static void test_refusals_keep_clock(void **state)
+{
+	struct elv_throttle_settings t, bad;
+	struct elv_mclock_settings m;
+	struct elv_qos_settings qs;
+	struct elv_stream s;
+	struct elv_group g;
+	struct elv_request *rq = NULL;
+	uint64_t later, ev;
+	int k;
+
+	(void)state;
+	up(&elv_policy_bfq, 1, 1);
+	memset(&t, 0, sizeof(t));
+	t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 1;
+	assert_int_equal(elv_qos_set_throttle(fx.q, &fx.c[0], &t, fx.now), 0);
+	add_ok(mk(0, 0, 8, ELV_OP_READ, 0, &fx.s[0]));
+	add_ok(mk(1, 64, 8, ELV_OP_READ, 0, &fx.s[0])); /* held by the throttle */
+	assert_ptr_equal(dispatch(0), &fx.rq[0]);
+	assert_null(dispatch(0));
+	ev = elv_next_event(fx.q);
+	assert_true(ev != ELV_TIME_NEVER && elv_time_after(ev, fx.now));
+	later = ev + 10 * ELV_NSEC_PER_MSEC * 1000;
+	memset(&bad, 0, sizeof(bad));
+	bad.limit[ELV_THROTTLE_IOPS_TOTAL].avg = UINT64_MAX;
+	memset(&m, 0, sizeof(m));
+	memset(&qs, 0, sizeof(qs));
+	qs.depth = UINT32_MAX;
+	memset(&s, 0, sizeof(s));
+	s.weight = ELV_WEIGHT_MAX + 1;
+	memset(&g, 0, sizeof(g));
+	g.weight = ELV_GROUP_WEIGHT_MAX + 1;
+	for (k = 0; k < 16; k++) {
+		switch (k) {
+		case 0: REFUSED(ELV_ERANGE, elv_qos_set_throttle(fx.q, &fx.c[0], &bad, later)); break;
+		case 1: REFUSED(ELV_EINVAL, elv_qos_set_mclock(fx.q, &fx.c[0], &m, later)); break;
+		case 2: REFUSED(ELV_ERANGE, elv_qos_set(fx.q, &qs, later)); break;
+		case 3: REFUSED(ELV_EBUSY, elv_qos_attach(fx.q, &qos2, NULL, later)); break;
+		case 4: REFUSED(ELV_EBUSY, elv_qos_stream_attach(fx.q, &fx.s[0], &fx.c[1], later));
+			break;
+		case 5: REFUSED(ELV_EBUSY, elv_qos_stream_detach(fx.q, &fx.s[0], later)); break;
+		case 6: REFUSED(ELV_EINVAL, elv_qos_group_detach(fx.q, &fx.g2, later)); break;
+		case 7: REFUSED(ELV_EBUSY, elv_qos_detach(fx.q, later)); break;
+		case 8: REFUSED(ELV_ERANGE, elv_group_init(fx.q, &g, later)); break;
+		case 9: REFUSED(ELV_EBUSY, elv_group_exit(fx.q, &fx.g[0], later)); break;
+		case 10: REFUSED(ELV_ERANGE, elv_stream_init(fx.q, &s, later)); break;
+		case 11: REFUSED(ELV_EBUSY, elv_stream_exit(fx.q, &fx.s[0], later)); break;
+		case 12: REFUSED(ELV_EINVAL, elv_complete_status(fx.q, &fx.rq[0], 1, later)); break;
+		case 13: REFUSED(ELV_ERANGE, elv_add(fx.q, mk(2, zstart(NZ), 8, ELV_OP_WRITE, 0,
+							 &fx.s[1]), later));
+			break;
+		case 14: REFUSED(ELV_EBUSY, elv_qos_group_attach(fx.q, &fx.g[0], &fx.c[1], later));
+			break;
+		default: REFUSED(ELV_EINVAL, elv_add(fx.q, mk(2, zstart(Z) + 8, 8, ELV_OP_WRITE, 0,
+							 &fx.s[1]), later));
+			break;
+		}
+		/* asked at its own time, the queue still holds the request */
+		assert_int_equal(elv_dispatch(fx.q, fx.now, 0, &rq), ELV_EAGAIN);
+		assert_true(elv_next_event(fx.q) == ev);
+	}
+	fx.now = ev;
+	assert_ptr_equal(dispatch(0), &fx.rq[1]);
+	while (fx.nr_inflight)
+		complete_at(0, 0);
+	down();
+}
+
 /* ---- calls from inside every callback ---------------------------------------------------- */
 
 static void test_callbacks(void **state)
@@ -1897,6 +1969,7 @@ int main(void)
 		cmocka_unit_test(test_qos_reject),
 		cmocka_unit_test(test_zone_behind_throttle),
 		cmocka_unit_test(test_zone_after_throttle),
+		cmocka_unit_test(test_refusals_keep_clock),
 		cmocka_unit_test(test_callbacks),
 		cmocka_unit_test(test_bfq_tunables),
 		cmocka_unit_test(test_random_bfq),
