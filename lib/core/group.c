@@ -16,15 +16,19 @@
 #define ELV_HOOK(p, h) \
 	((p)->struct_size >= offsetof(struct elv_policy, h) + sizeof((p)->h) ? (p)->h : NULL)
 
+#if !defined(ELV_NO_STREAMS) || !defined(ELV_NO_CHECK)
 static int elv_group_of(const struct elv_queue *q, const struct elv_group *g)
 {
 	return (g->flags & ELV_GROUP_REGISTERED) && g->q == q;
 }
+#endif
 
+#if !defined(ELV_NO_STREAMS)
 static int elv_stream_in(const struct elv_queue *q, const struct elv_stream *s)
 {
 	return (s->flags & ELV_STREAM_REGISTERED) && s->q == q;
 }
+#endif
 
 static void elv_group_hook_init(struct elv_queue *q, struct elv_group *g, uint64_t now)
 {
@@ -36,6 +40,7 @@ static void elv_group_hook_init(struct elv_queue *q, struct elv_group *g, uint64
 		fn(q, g, now);
 }
 
+#if !defined(ELV_NO_STREAMS)
 static void elv_reweight(struct elv_queue *q, struct elv_stream *s, struct elv_group *old)
 {
 	void (*fn)(struct elv_queue *, struct elv_stream *, struct elv_group *) =
@@ -44,6 +49,7 @@ static void elv_reweight(struct elv_queue *q, struct elv_stream *s, struct elv_g
 	if (fn)
 		fn(q, s, old);
 }
+#endif
 
 int elv_group_init(struct elv_queue *q, struct elv_group *g, uint64_t now)
 {
