@@ -417,6 +417,54 @@ static void test_47_6_full(void **state)
 	}
 }
 
+/* Fact sheet 3.8 test 4 (zone write locking), which plugging keeps under deadline. */
+static void test_38_4_locking(void **state)
+{
+	struct elv_request *w1, *w2, *w3, *a, *b;
+
+	(void)state;
+	fx.cfg.no_merges = 1;
+	zup(elv_policy_find("deadline"));
+	w1 = W(0, Z, 0, 8);
+	w2 = W(1, Z, 8, 8);
+	w3 = W(2, Z + 1, 0, 8);
+	assert_int_equal(add(w1), 0);
+	assert_int_equal(add(w2), 0);
+	assert_int_equal(add(w3), 0);
+	a = disp();
+	b = disp();
+	assert_true((a == w1 && b == w3) || (a == w3 && b == w1));
+	assert_null(disp());
+	fin(w1, 0);
+	assert_ptr_equal(disp(), w2);
+	fin(w2, 0);
+	fin(w3, 0);
+	zdown();
+}
+
+/*
+ * Fact sheet 3.8 test 5 is where plugging differs from locking on purpose (4.8): a run of
+ * writes across Z's end and Z + 1's start does not wait for Z's last write.
+ */
+static void test_38_5_next_zone_not_held(void **state)
+{
+	struct elv_request *a, *b;
+
+	(void)state;
+	fx.cfg.dev.rotational = 1;
+	zup(elv_policy_find("deadline"));
+	fill(0, Z, ZS - 8);
+	a = W(1, Z, ZS - 8, 8);
+	b = W(2, Z + 1, 0, 8);
+	assert_int_equal(add(a), 0);
+	assert_ptr_equal(disp(), a);
+	assert_int_equal(add(b), 0);
+	assert_ptr_equal(disp(), b); /* while a is in flight */
+	fin(a, 0);
+	fin(b, 0);
+	zdown();
+}
+
 /* ---- merges ----------------------------------------------------------------------------- */
 
 /* Writes waiting behind a queued write at the pointer join it; nothing crosses a zone. */
@@ -925,6 +973,8 @@ int main(void)
 		cmocka_unit_test_setup(test_47_4_failure, setup),
 		cmocka_unit_test_setup(test_47_5_sixteen_zones, setup),
 		cmocka_unit_test_setup(test_47_6_full, setup),
+		cmocka_unit_test_setup(test_38_4_locking, setup),
+		cmocka_unit_test_setup(test_38_5_next_zone_not_held, setup),
 		cmocka_unit_test_setup(test_merge_at_pointer_only, setup),
 		cmocka_unit_test_setup(test_bad_geometry, setup),
 		cmocka_unit_test_setup(test_bad_requests, setup),
