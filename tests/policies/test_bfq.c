@@ -762,6 +762,35 @@ static void test_idle_window(void **state)
 	sim_finish(&SIM);
 }
 
+/*
+ * Injection while idling. Flash with command queueing (depth 4): idling does not boost
+ * throughput there, but reader A (weight 200, one 8-sector read at a time, 1 ms apart)
+ * against greedy B (weight 100) makes the scenario asymmetric, so the device idles for A
+ * whenever A drains. A's injection limit starts at 0 (short think time); the service time of
+ * A's first request after it emptied, measured alone on the device, becomes the baseline and
+ * lifts the limit to 1: from then on one of B's requests is injected while A idles. So B is
+ * served all along, and the counter of injections grows.
+ */
+static void test_injection(void **state)
+{
+	struct sst *a, *b;
+
+	(void)state;
+	sim_setup(&SIM, 0, 4, FAST_NS, 0);
+	set_tunable(&SIM, "low_latency", 0);
+	a = sim_stream(&SIM, PERIODIC, 200, 0, NULL);
+	a->period = MS;
+	a->size = 8;
+	b = sim_stream(&SIM, GREEDY, 100, 0, NULL);
+	b->backlog = 4;
+	sim_run(&SIM, 2 * S);
+	assert_true(stat_of(&SIM, "idle_waits") > 10);
+	assert_true(stat_of(&SIM, "injections") > 10);
+	assert_true(a->dispatches > 1000);
+	assert_true(b->served > 0);
+	sim_finish(&SIM);
+}
+
 /* Streams move between groups only without requests; weights change at any time. */
 static void test_group_moves(void **state)
 {
@@ -832,6 +861,7 @@ int main(void)
 		cmocka_unit_test(test_tunables),
 		cmocka_unit_test(test_low_latency_off_ends_raising),
 		cmocka_unit_test(test_idle_window),
+		cmocka_unit_test(test_injection),
 		cmocka_unit_test(test_group_moves),
 		cmocka_unit_test(test_weights_across_wrap),
 	};
