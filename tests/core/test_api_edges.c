@@ -1572,14 +1572,17 @@ static void test_qos_reject(void **state)
 }
 
 /*
- * Two sequential writes of a stream whose throttle holds them both, to an empty zone: the
- * second is at the pointer the first will leave, as the zone stage's own held writes may be.
+ * Writes of a zone in LBA order, some of them held by the QoS stage in front of the zone
+ * stage: each must reach the zone in order, none may fail.
  *
- * Skipped: elv_add() refuses the second write with ELV_EINVAL. The zone stage validates a
- * write against the write pointer of the writes it has seen, and the first write is still
- * in the QoS stage in front of it, so a host whose writes to a zone are throttled cannot
- * queue more than one of them at a time. The fix (the zone stage counting the writes an
- * earlier stage holds for each zone) is not a small one.
+ * Skipped: the zone stage judges a write against the writes it has seen, and a write the
+ * QoS stage holds is not among them. (1) Two writes of a throttled stream to an empty zone:
+ * elv_add() refuses the second with ELV_EINVAL, so a host cannot queue more than one
+ * throttled write per zone. (2) W0 of stream b in flight, W1 of throttled stream a held by
+ * the throttle, W2 of stream b held by the zone stage behind W0: when W0 completes, W2 is
+ * the zone's head, off the pointer, and fails with ELV_EINVAL through the fail callback;
+ * W1 then goes on alone. The fix (the zone stage knowing the writes an earlier stage holds
+ * for each zone) is not a small one.
  */
 static void test_zone_behind_throttle(void **state)
 {
@@ -1592,11 +1595,20 @@ static void test_zone_behind_throttle(void **state)
 	t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 1;
 	assert_int_equal(elv_qos_set_throttle(fx.q, &fx.c[0], &t, fx.now), 0);
 	add_ok(mk(0, 0, 8, ELV_OP_READ, 0, &fx.s[0])); /* takes the allowance */
+	/* (1) */
 	add_ok(mk(1, zstart(Z), 8, ELV_OP_WRITE, 0, &fx.s[0]));
 	add_ok(mk(2, zstart(Z) + 8, 8, ELV_OP_WRITE, 0, &fx.s[0]));
+	/* (2) */
+	add_ok(mk(3, zstart(Z + 1), 8, ELV_OP_WRITE, 0, &fx.s[1]));
+	while (dispatch(0))
+		;
+	add_ok(mk(4, zstart(Z + 1) + 8, 8, ELV_OP_WRITE, 0, &fx.s[0]));
+	add_ok(mk(5, zstart(Z + 1) + 16, 8, ELV_OP_WRITE, 0, &fx.s[1]));
+	complete_rq(&fx.rq[3], 0);
 	run_all();
-	assert_int_equal(zwp(Z), 16);
 	assert_int_equal(fx.failed, 0);
+	assert_int_equal(zwp(Z), 16);
+	assert_int_equal(zwp(Z + 1), 24);
 	down();
 }
 
