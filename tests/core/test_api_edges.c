@@ -179,6 +179,23 @@ static void set_hs(struct elv_request *rq, uint8_t from, uint8_t to)
 
 static void probe(void);
 
+/* A request handed back inside a callback may go to another queue at once. */
+static void bounce(struct elv_request *rq)
+{
+	struct elv_stream *s = rq->stream;
+	uint8_t flags = rq->flags;
+
+	if (rq->op > ELV_OP_FLUSH)
+		return; /* a zone operation: fx.q2 has no zone stage */
+	rq->stream = NULL; /* fx.q's streams are not fx.q2's */
+	rq->flags &= (uint8_t)~ELV_RQ_ZONE_APPEND;
+	assert_int_equal(elv_add(fx.q2, rq, fx.now), 0);
+	assert_int_equal(elv_queue_check(fx.q2), 0);
+	assert_int_equal(elv_cancel(fx.q2, rq), 0);
+	rq->stream = s;
+	rq->flags = flags;
+}
+
 static void on_fail(void *ctx, struct elv_request *rq, int err)
 {
 	(void)ctx;
@@ -186,8 +203,10 @@ static void on_fail(void *ctx, struct elv_request *rq, int err)
 	fx.err_mask |= 1u << (-err & 31);
 	set_hs(rq, H_LIB, H_FREE);
 	fx.failed++;
-	if (fx.probe_on)
+	if (fx.probe_on) {
 		probe();
+		bounce(rq);
+	}
 }
 
 static void on_merge(void *ctx, struct elv_request *into, struct elv_request *gone,
@@ -202,8 +221,10 @@ static void on_merge(void *ctx, struct elv_request *into, struct elv_request *go
 	assert_true(fx.hs[i] == H_LIB || fx.hs[i] == H_ADDING);
 	fx.hs[i] = H_FREE;
 	fx.merged++;
-	if (fx.probe_on)
+	if (fx.probe_on) {
 		probe();
+		bounce(gone);
+	}
 }
 
 static int on_allow(void *ctx, const struct elv_request *rq, const struct elv_request *next,
@@ -234,8 +255,10 @@ static void on_drain(void *arg, struct elv_request *rq)
 	(void)arg;
 	set_hs(rq, H_LIB, H_FREE);
 	fx.drained++;
-	if (fx.probe_on)
+	if (fx.probe_on) {
 		probe();
+		bounce(rq);
+	}
 }
 
 /* ---- queues --------------------------------------------------------------------------- */
