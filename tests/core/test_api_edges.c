@@ -43,6 +43,11 @@ struct fix {
 	struct elv_stream s[NS], s2;
 	struct elv_group g[NG], g2;
 	struct elv_qos_client c[NC], c2;
+	/* churned by the random run: a spare stream and group, both stages on and off */
+	struct elv_stream sx;
+	struct elv_group gx;
+	struct elv_qos_client cx, cgx; /* the spare stream's and the spare group's */
+	int sx_on, gx_on, zone_on, qos_on;
 	struct elv_request rq[NRQ];
 	uint8_t hs[NRQ];
 	uint64_t now;
@@ -314,6 +319,8 @@ static void up(const struct elv_policy *p, int zone, int qosw)
 	assert_int_equal(elv_group_init(fx.q2, &fx.g2, fx.now), 0);
 	if (zone)
 		assert_int_equal(elv_zone_attach(fx.q, &fx.geo, zmem, sizeof(zmem), on_fail, &fx), 0);
+	fx.zone_on = zone;
+	fx.qos_on = qosw;
 	if (qosw) {
 		assert_int_equal(elv_qos_attach(fx.q, &qos, NULL, fx.now), 0);
 		for (i = 0; i < NS; i++)
@@ -341,8 +348,12 @@ static void down(void)
 		    fx.completed + fx.cancelled + fx.drained + fx.failed + fx.merged);
 	for (i = 0; i < NS; i++)
 		assert_int_equal(elv_stream_exit(fx.q, &fx.s[i], fx.now), 0);
+	if (fx.sx_on)
+		assert_int_equal(elv_stream_exit(fx.q, &fx.sx, fx.now), 0);
 	for (i = 0; i < NG; i++)
 		assert_int_equal(elv_group_exit(fx.q, &fx.g[i], fx.now), 0);
+	if (fx.gx_on)
+		assert_int_equal(elv_group_exit(fx.q, &fx.gx, fx.now), 0);
 	assert_int_equal(elv_stream_exit(fx.q2, &fx.s2, fx.now), 0);
 	assert_int_equal(elv_group_exit(fx.q2, &fx.g2, fx.now), 0);
 	/* Stages may stay attached through elv_queue_exit(): their memory is the host's again. */
@@ -1732,6 +1743,9 @@ static void random_add(void)
 	struct elv_stream *s = rnd(4) ? &fx.s[rnd(NS)] : NULL;
 	struct elv_request *rq;
 	unsigned kind = rnd(100);
+
+	if (fx.sx_on && !rnd(6))
+		s = &fx.sx;
 	static const uint8_t some[] = {ELV_RQ_SYNC, ELV_RQ_META, ELV_RQ_FUA, ELV_RQ_READAHEAD,
 				       ELV_RQ_NOMERGE, ELV_RQ_BARRIER};
 	uint8_t flags = rnd(3) ? 0 : some[rnd(rnd(8) ? LEN(some) - 1 : LEN(some))];
@@ -1764,7 +1778,7 @@ static void random_add(void)
 	if (kind >= 25 && kind < 60) {
 		if (r == 0 || r == 1) {
 			next_off[z] += len;
-		} else {
+		} else if (fx.zone_on) {
 			struct elv_zone_info zi;
 
 			assert_int_equal(elv_zone_get(fx.q, z, &zi), 0);
@@ -1776,6 +1790,111 @@ static void random_add(void)
 	}
 }
 
+/* The spare group comes and goes; streams move in and out of it. */
+static void churn_group(void)
+{
+	int r;
+
+	if (!fx.gx_on) {
+		memset(&fx.gx, 0, sizeof(fx.gx));
+		fx.gx.weight = (uint16_t)rnd(300);
+		TRY(r, elv_group_init(fx.q, &fx.gx, fx.now));
+		assert_int_equal(r, 0);
+		fx.gx_on = 1;
+		if (fx.qos_on && rnd(2)) {
+			memset(&fx.cgx, 0, sizeof(fx.cgx));
+			TRY(r, elv_qos_group_attach(fx.q, &fx.gx, &fx.cgx, fx.now));
+			assert_int_equal(r, 0);
+		}
+	} else if (rnd(3)) {
+		struct elv_stream *s = fx.sx_on && rnd(2) ? &fx.sx : &fx.s[rnd(NS)];
+
+		TRY(r, elv_stream_set_group(fx.q, s, rnd(2) ? &fx.gx : NULL));
+		assert_true(r == 0 || r == ELV_EBUSY);
+	} else {
+		TRY(r, elv_group_exit(fx.q, &fx.gx, fx.now));
+		assert_true(r == 0 || r == ELV_EBUSY);
+		fx.gx_on = r != 0;
+	}
+}
+
+/* The spare stream comes and goes, with a QoS client of its own at times. */
+static void churn_stream(void)
+{
+	int r;
+
+	if (!fx.sx_on) {
+		memset(&fx.sx, 0, sizeof(fx.sx));
+		fx.sx.ioprio = (uint8_t)ELV_PRIO(rnd(4), rnd(8));
+		fx.sx.weight = (uint16_t)rnd(ELV_WEIGHT_MAX + 100);
+		TRY(r, elv_stream_init(fx.q, &fx.sx, fx.now));
+		assert_int_equal(r, fx.sx.weight > ELV_WEIGHT_MAX ? ELV_ERANGE : 0);
+		fx.sx_on = r == 0;
+		if (fx.sx_on && fx.qos_on && rnd(2)) {
+			memset(&fx.cx, 0, sizeof(fx.cx));
+			TRY(r, elv_qos_stream_attach(fx.q, &fx.sx, &fx.cx, fx.now));
+			assert_int_equal(r, 0);
+		}
+	} else {
+		TRY(r, elv_stream_exit(fx.q, &fx.sx, fx.now));
+		assert_true(r == 0 || r == ELV_EBUSY);
+		fx.sx_on = r != 0;
+	}
+}
+
+/* A stream's or a group's QoS client goes, or comes back. */
+static void churn_client(int k)
+{
+	struct elv_stream *s = k < NS ? &fx.s[k] : NULL;
+	struct elv_group *g = k < NS ? NULL : &fx.g[k - NS];
+	void *has = s ? s->qos : g->qos;
+	int r;
+
+	if (has) {
+		TRY(r, s ? elv_qos_stream_detach(fx.q, s, fx.now)
+			 : elv_qos_group_detach(fx.q, g, fx.now));
+		assert_true(r == 0 || r == ELV_EBUSY);
+	} else {
+		if (elv_qos_get_throttle(fx.q, &fx.c[k], &(struct elv_throttle_settings){0}) != 0)
+			memset(&fx.c[k], 0, sizeof(fx.c[k])); /* not attached: the host's again */
+		TRY(r, s ? elv_qos_stream_attach(fx.q, s, &fx.c[k], fx.now)
+			 : elv_qos_group_attach(fx.q, g, &fx.c[k], fx.now));
+		assert_true(r == 0 || r == ELV_EBUSY || (!fx.qos_on && r == ELV_EINVAL));
+	}
+}
+
+/* Either stage goes, or comes back (only onto a queue with nothing anywhere). */
+static void churn_stages(void)
+{
+	int r, i;
+
+	if (rnd(2)) {
+		if (fx.zone_on) {
+			if (rnd(16))
+				return; /* mostly attached: the zone stage has much to do */
+			TRY(r, elv_zone_detach(fx.q));
+			assert_true(r == 0 || r == ELV_EBUSY);
+			fx.zone_on = r != 0;
+		} else {
+			TRY(r, elv_zone_attach(fx.q, &fx.geo, zmem, sizeof(zmem), on_fail, &fx));
+			assert_true(r == 0 || r == ELV_EBUSY);
+			fx.zone_on = r == 0;
+			for (i = 0; r == 0 && i < (int)NZ; i++)
+				next_off[i] = 0; /* every zone starts empty */
+		}
+	} else {
+		if (fx.qos_on) {
+			TRY(r, elv_qos_detach(fx.q, fx.now));
+			assert_true(r == 0 || r == ELV_EBUSY);
+			fx.qos_on = r != 0;
+		} else {
+			TRY(r, elv_qos_attach(fx.q, &qos, NULL, fx.now));
+			assert_true(r == 0 || r == ELV_EBUSY);
+			fx.qos_on = r == 0;
+		}
+	}
+}
+
 static void random_settings(void)
 {
 	struct elv_throttle_settings t;
@@ -1784,7 +1903,7 @@ static void random_settings(void)
 
 	memset(&t, 0, sizeof(t));
 	memset(&m, 0, sizeof(m));
-	switch (rnd(6)) {
+	switch (rnd(11)) {
 	case 0:
 		TRY(r, elv_stream_set_weight(fx.q, &fx.s[rnd(NS)], (uint16_t)rnd(1100)));
 		assert_true(r == 0 || r == ELV_ERANGE);
@@ -1808,19 +1927,36 @@ static void random_settings(void)
 			t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 0;
 		}
 		TRY(r, elv_qos_set_throttle(fx.q, &fx.c[k], rnd(4) ? &t : NULL, fx.now));
-		assert_int_equal(r, 0);
+		assert_true(r == 0 || r == ELV_EINVAL); /* EINVAL: no stage, or no client */
 		break;
 	case 4:
 		m.weight = 1 + rnd(100);
 		m.reservation = rnd(3) ? 0 : rnd(500);
 		m.limit = rnd(3) ? 0 : 500 + rnd(5000);
 		TRY(r, elv_qos_set_mclock(fx.q, &fx.c[k], rnd(3) ? &m : NULL, fx.now));
-		assert_true(r == 0 || r == ELV_EBUSY);
+		assert_true(r == 0 || r == ELV_EBUSY || r == ELV_EINVAL);
+		break;
+	case 6:
+		churn_group();
+		break;
+	case 7:
+		churn_stream();
+		break;
+	case 8:
+		churn_client(k);
+		break;
+	case 9:
+		churn_stages();
 		break;
 	default: {
 		uint32_t z = NCONV + rnd(NZ - NCONV);
 		struct elv_zone_info zi;
 
+		if (!fx.zone_on) {
+			TRY(r, elv_zone_report(fx.q, z, ELV_ZONE_EMPTY, 0));
+			assert_int_equal(r, ELV_EINVAL);
+			break;
+		}
 		assert_int_equal(elv_zone_get(fx.q, z, &zi), 0);
 		TRY(r, elv_zone_report(fx.q, z, ELV_ZONE_EMPTY, 0));
 		assert_int_equal(r, zi.nr_held || zi.nr_out || zi.busy ? ELV_EBUSY : 0);
@@ -1873,6 +2009,23 @@ static void random_step(void)
 		assert_true(r >= 0);
 		assert_int_equal(queued(), 0);
 		chk();
+		if (!fx.zone_on || !fx.qos_on) {
+			/* idle: a stage that went may come back, and must */
+			while (fx.nr_inflight)
+				complete_at(0, 0);
+			if (queued() == 0 && !fx.zone_on) {
+				assert_int_equal(elv_zone_attach(fx.q, &fx.geo, zmem, sizeof(zmem),
+								 on_fail, &fx), 0);
+				fx.zone_on = 1;
+				for (i = 0; i < (int)NZ; i++)
+					next_off[i] = 0;
+			}
+			if (queued() == 0 && !fx.qos_on) {
+				assert_int_equal(elv_qos_attach(fx.q, &qos, NULL, fx.now), 0);
+				fx.qos_on = 1;
+			}
+			chk();
+		}
 	} else if (op < 83) {
 		const struct elv_policy *p = rnd(2) ? &elv_policy_bfq : pol[rnd(LEN(pol))];
 
