@@ -143,7 +143,7 @@ struct elv_policy {
 	 * NULL: the weight of group @p old changed. Optional: a policy reading weights afresh
 	 * at each activation needs none.
 	 */
-	void (*reweight)(struct elv_queue *q, struct elv_stream *s, struct elv_group *old);
+	void (*reweight)(struct elv_queue *q, struct elv_stream *s, const struct elv_group *old);
 };
 
 /** @brief Policy state of a queue (data_size bytes, 8-byte aligned). */

@@ -41,9 +41,9 @@ static void elv_group_hook_init(struct elv_queue *q, struct elv_group *g, uint64
 }
 
 #if !defined(ELV_NO_STREAMS)
-static void elv_reweight(struct elv_queue *q, struct elv_stream *s, struct elv_group *old)
+static void elv_reweight(struct elv_queue *q, struct elv_stream *s, const struct elv_group *old)
 {
-	void (*fn)(struct elv_queue *, struct elv_stream *, struct elv_group *) =
+	void (*fn)(struct elv_queue *, struct elv_stream *, const struct elv_group *) =
 		ELV_HOOK(q->policy, reweight);
 
 	if (fn)

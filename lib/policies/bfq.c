@@ -1157,14 +1157,13 @@ static void bfq_idle_clear(struct elv_queue *q, struct bfq_data *bd, uint64_t no
 static int bfq_is_slow(const struct bfq_data *bd, const struct bfq_queue *bfqq,
 		       int compensate, uint64_t now, uint64_t *dms)
 {
-	uint64_t d = (compensate ? bd->last_idling_start : now) - bd->last_budget_start;
+	uint64_t end = compensate ? bd->last_idling_start : now;
+	uint64_t d = elv_time_after(end, bd->last_budget_start) ? end - bd->last_budget_start : 0;
 	int slow = bfqq_seeky(bfqq);
 
 	*dms = 0;
 	if (!bfqq_sync(bfqq))
 		return 0;
-	if ((int64_t)d < 0)
-		d = 0;
 	if (d < BFQ_MS) {
 		*dms = bd->nonrot ? BFQ_MIN_TT / BFQ_MS : elv_div64((uint64_t)bd->slice_idle, BFQ_MS);
 		return slow;
@@ -2280,7 +2279,8 @@ static void bfq_group_exit(struct elv_queue *q, struct elv_group *g, uint64_t no
  * A weight or membership changed. Weights apply lazily (at the next activation or requeue,
  * as in Linux); a stream that moved group (it holds no request) takes its queues along.
  */
-static void bfq_reweight(struct elv_queue *q, struct elv_stream *s, struct elv_group *old)
+static void bfq_reweight(struct elv_queue *q, struct elv_stream *s,
+			 const struct elv_group *old)
 {
 	struct bfq_data *bd = bfq_data(q);
 	struct bfq_stream *bs;

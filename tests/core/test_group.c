@@ -45,7 +45,7 @@ static void rec_group_exit(struct elv_queue *q, struct elv_group *g, uint64_t no
 	rec.last_now = now;
 }
 
-static void rec_reweight(struct elv_queue *q, struct elv_stream *s, struct elv_group *old)
+static void rec_reweight(struct elv_queue *q, struct elv_stream *s, const struct elv_group *old)
 {
 	(void)q;
 	rec.reweight++;
