@@ -34,7 +34,9 @@ if [ "$count" -eq 0 ]; then
 fi
 
 # What the headers promise: the name declared after ELV_API on each declaration line.
-declared=$(grep -h '^ELV_API' include/elevator/elevator.h include/elevator/policy.h |
+# The library's headers: elevator.h and policy.h, and the stage headers elevator.h includes.
+declared=$(grep -h '^ELV_API' include/elevator/elevator.h include/elevator/policy.h \
+	include/elevator/qos.h include/elevator/zone.h |
 	sed 's/^\(ELV_API[^(;]*\).*/\1/' | grep -o '[A-Za-z_][A-Za-z0-9_]*$' | LC_ALL=C sort -u)
 ndeclared=$(echo "$declared" | grep -c . || true)
 unpromised=$(LC_ALL=C comm -13 <(echo "$declared") <(echo "$exported" | grep '^elv_'))
