@@ -1008,6 +1008,15 @@ static void test_zone_refusals(void **state)
 	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), ZS, 255, 0, NULL)));
 	REFUSED(ELV_EINVAL, add(mk(0, zstart(Z), 8, ELV_OP_WRITE, 0x80, NULL)));
 
+	/* reads and discards are never held, and never merge across a zone boundary */
+	add_ok(mk(10, zstart(Z) - 8, 8, ELV_OP_READ, 0, NULL));
+	add_ok(mk(11, zstart(Z), 8, ELV_OP_READ, 0, NULL));
+	assert_int_equal(add(mk(12, zstart(Z) + 8, 8, ELV_OP_READ, 0, NULL)), 1); /* same zone */
+	add_ok(mk(13, zstart(Z + 1) - 8, 8, ELV_OP_DISCARD, 0, NULL));
+	add_ok(mk(14, zstart(Z + 1), 8, ELV_OP_DISCARD, 0, NULL));
+	assert_int_equal(fx.merged, 1);
+	run_all();
+
 	/* below what is written, and at the pointer while the zone's write is out */
 	w = mk(1, zstart(Z), 16, ELV_OP_WRITE, 0, NULL);
 	add_ok(w);
