@@ -171,7 +171,8 @@ ELV_API size_t elv_zone_size(const struct elv_zone_geometry *geo);
  * @retval ELV_EINVAL NULL argument, misaligned @p mem, torn-down queue, or geometry that
  *         does not add up: zone_sectors not a power of two of 8 or more, zone_capacity
  *         above zone_sectors, nr_sectors 0 or needing 2^32 - 1 zones or more, nr_conv above
- *         the number of zones, max_active below max_open, a reserved field not zero.
+ *         the number of zones, max_active below max_open, ordered above 1, a reserved
+ *         field not zero.
  * @retval ELV_ENOSPC @p len is below elv_zone_size().
  * @retval ELV_EBUSY the queue holds or has in flight a request, a zone stage is attached
  *         already, or called from one of the queue's callbacks.
