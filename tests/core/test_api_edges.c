@@ -6,8 +6,10 @@
  * attach and detach at the wrong moment, and calls from inside every host callback. Each
  * refused call must return the documented code and leave the queue exactly as it was: its
  * counters, its queued count, its invariants, its next event, every zone's state, every
- * weight and group, every QoS setting. Last, a long random run under bfq with both stages
- * attached, where every request handed to the queue must come back exactly once.
+ * weight and group, every QoS setting, and its clock. bfq's tunables are refused outside
+ * their ranges and run at both ends of them. Last, long random runs under bfq with both
+ * stages (which come and go, as do streams, groups and QoS clients), where every request
+ * handed to the queue must come back exactly once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
