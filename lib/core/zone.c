@@ -654,6 +654,7 @@ static const struct elv_stage_ops elv_zone_ops = {
 static uint32_t zone_count(const struct elv_zone_geometry *geo)
 {
 	uint64_t nr;
+	unsigned shift = 0;
 
 	if (!geo || geo->zone_sectors < 8 || (geo->zone_sectors & (geo->zone_sectors - 1)) ||
 	    geo->zone_capacity > geo->zone_sectors || !geo->nr_sectors || geo->ordered > 1 ||
@@ -661,7 +662,10 @@ static uint32_t zone_count(const struct elv_zone_geometry *geo)
 	    (geo->reserved[0] | geo->reserved[1]) ||
 	    (geo->max_active && geo->max_active < geo->max_open))
 		return 0;
-	nr = geo->nr_sectors / geo->zone_sectors + (geo->nr_sectors % geo->zone_sectors != 0);
+	/* A power of two: shifts, so Cortex-M builds need no 64-bit division helper. */
+	while ((1u << shift) < geo->zone_sectors)
+		shift++;
+	nr = (geo->nr_sectors >> shift) + ((geo->nr_sectors & (geo->zone_sectors - 1u)) != 0);
 	if (nr > UINT32_MAX - 1u || geo->nr_conv > nr)
 		return 0;
 	return (uint32_t)nr;
