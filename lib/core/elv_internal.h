@@ -79,6 +79,7 @@ struct elv_queue {
 	/* Admission stages (stage.c): one bit per attached slot; 0 keeps every path as without. */
 	uint8_t stages;
 	uint8_t merge_veto;      /* policy, host or a stage may refuse merges (merge.c) */
+	uint8_t stage_hear;      /* slots whose stage has a dispatched or completed hook */
 	uint32_t nr_staged;      /* held by stages, all slots */
 	struct elv_stage {
 		const struct elv_stage_ops *ops; /* NULL: slot empty */
@@ -327,9 +328,8 @@ int elv_stage_merge(struct elv_queue *q, unsigned slot, struct elv_request *c,
 struct elv_stage_vt {
 	/* elv_add() after the core's checks: validate, admit, accept, hand on. */
 	int (*add)(struct elv_queue *q, struct elv_request *rq, uint64_t now);
-	/* elv_dispatch() at queue time @now: release what may go, then the usual choice. */
-	int (*dispatch)(struct elv_queue *q, uint64_t now, unsigned flags,
-			struct elv_request **out);
+	/* @rq went to the device at queue time @now: the stages in q->stage_hear. */
+	void (*dispatched)(struct elv_queue *q, struct elv_request *rq, uint64_t now);
 	/* A request the stages passed on came back (or ELV_STAGE_WITHDRAWN): every stage. */
 	void (*completed)(struct elv_queue *q, struct elv_request *rq, int status, uint64_t now);
 	/* Let every releasable request go on. */
@@ -345,10 +345,8 @@ struct elv_stage_vt {
 	/* elv_queue_check(): each stage's check, and the counts agree. */
 	int (*check)(const struct elv_queue *q);
 };
-/* queue.c, for stage.c: an admitted request is accepted (counted, traced); the usual
- * dispatch choice. */
+/* queue.c, for stage.c: an admitted request is accepted (counted, traced). */
 void elv_add_accept(struct elv_queue *q, struct elv_request *rq, uint64_t now);
-int elv_dispatch_next(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out);
 /* queue.c: recompute q->merge_veto after the policy or a stage changed. */
 void elv_merge_veto_update(struct elv_queue *q);
 /* queue.c: a request that left the stages goes on: behind a barrier, or to the policy

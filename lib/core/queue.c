@@ -564,8 +564,7 @@ static ELV_COLD int elv_add_slow(struct elv_queue *q, struct elv_request *rq, ui
 
 	if (err)
 		return err;
-	err = elv_add_check(q, rq);
-	if (err)
+	if (elv_add_suspect(q, rq) && (err = elv_add_check(q, rq)) != 0)
 		return err;
 #if defined(ELV_NO_BARRIER)
 	if (rq->flags & ELV_RQ_BARRIER)
@@ -688,12 +687,6 @@ static ELV_SPEED_INLINE int elv_dispatch_out(struct elv_queue *q, struct elv_req
 	return 0;
 }
 
-/* elv_dispatch()'s choice, for the stages' dispatch path once they released what they may. */
-int elv_dispatch_next(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out)
-{
-	return elv_dispatch_out(q, elv_pick(q, now, flags), now, out);
-}
-
 /* elv_dispatch() past the gate's test: a bad argument, a closed gate, or stages attached. */
 static ELV_COLD int elv_dispatch_slow(struct elv_queue *q, uint64_t now, unsigned flags,
 				      struct elv_request **out)
@@ -702,7 +695,14 @@ static ELV_COLD int elv_dispatch_slow(struct elv_queue *q, uint64_t now, unsigne
 
 	if (err)
 		return err;
-	return q->stage_vt->dispatch(q, elv_clock(q, now), flags, out);
+	/* Stages attached: what they may release joins the policy first. */
+	now = elv_clock(q, now);
+	if (q->nr_staged)
+		q->stage_vt->pump(q, now);
+	err = elv_dispatch_out(q, elv_pick(q, now, flags), now, out);
+	if (err == 0 && q->stage_hear)
+		q->stage_vt->dispatched(q, *out, now);
+	return err;
 }
 
 int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out)
@@ -734,12 +734,8 @@ uint64_t elv_next_event(const struct elv_queue *q)
 static ELV_SPEED_INLINE int elv_back_from_device(struct elv_queue *q, struct elv_request *rq,
 						 uint64_t *now)
 {
-	if (ELV_UNLIKELY(!q || q->gate != ELV_GATE_OPEN)) {
-		int err = elv_gate_err(q); /* 0 with stages attached */
-
-		if (err)
-			return err;
-	}
+	if (ELV_UNLIKELY(!q || q->gate > ELV_GATE_STAGED))
+		return elv_gate_err(q);
 	if (ELV_UNLIKELY(!rq || rq->state != ELV_RQ_DISPATCHED || rq->hlink.owner != q))
 		return ELV_EINVAL;
 	*now = elv_clock(q, *now);
@@ -758,10 +754,10 @@ static ELV_COLD void elv_complete_slow(struct elv_queue *q, struct elv_request *
 	if (q->complete)
 		q->complete(q, rq, now);
 	elv_trace(q, ELV_TRACE_COMPLETE, rq, NULL, (uint64_t)(-(int64_t)status), now);
-	if (q->stages)
+	if (q->stage_hear)
 		elv_stages_completed(q, rq, status, now);
 	elv_rq_release(q, rq);
-	if (q->stages)
+	if (q->nr_staged) /* only a stage that holds requests may release one */
 		q->stage_vt->pump(q, now);
 }
 
@@ -840,13 +836,13 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 	switch (rq->state) {
 	case ELV_RQ_QUEUED:
 		elv_policy_remove(q, rq);
-		if (q->stages)
+		if (q->stage_hear)
 			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 		break;
 	case ELV_RQ_REQUEUED:
 		elv_list_del(&rq->fifo);
 		q->nr_requeued--;
-		if (q->stages)
+		if (q->stage_hear)
 			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 		break;
 	default: /* ELV_RQ_HELD: by a stage, or behind a barrier */
@@ -864,7 +860,7 @@ static void elv_unlink_pending(struct elv_queue *q, struct elv_request *rq)
 			if (head_barrier)
 				elv_release_held(q);
 		}
-		if (q->stages)
+		if (q->stage_hear)
 			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 	}
 #endif
@@ -927,7 +923,7 @@ static int elv_drain_list(struct elv_queue *q, struct elv_list *list, elv_drain_
 	while ((rq = elv_list_first_rq(list)) != NULL) {
 		elv_list_del(&rq->fifo);
 		/* One the stages passed on leaves unserved: they must know (a zone's pointer). */
-		if (passed && q->stages)
+		if (passed && q->stage_hear)
 			elv_stages_completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
 		elv_cancelled(q, rq);
 		ELV_CALLBACK(q, fn(arg, rq));

@@ -29,7 +29,8 @@
  *                         goes back to the host through the queue's stage_fail callback
  *                         (elv_stage_set_fail()).
  *   release(q, now)       elv_dispatch() before it asks the policy, and after every
- *                         completion, in a loop until NULL: one held request that may go on.
+ *                         completion, in a loop until NULL: one held request that may go on
+ *                         (not called while the stages hold nothing).
  *   next_event(q)         elv_next_event(): when a held request becomes releasable by time
  *                         alone (queue time, ELV_TIME_NEVER for none); the earliest of the
  *                         policy's and every stage's is reported.
@@ -86,6 +87,9 @@ int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_
 	q->stage[slot].data = data;
 	q->stage[slot].nr_held = 0;
 	q->stages |= (uint8_t)(1u << slot);
+	/* The core tells the stages of dispatches and completions only if one listens. */
+	if (ops->dispatched || ops->completed)
+		q->stage_hear |= (uint8_t)(1u << slot);
 	q->stage_vt = &elv_stage_vt;
 	q->gate = ELV_GATE_STAGED; /* the entry points now take their staged paths */
 	elv_merge_veto_update(q);
@@ -105,6 +109,7 @@ int elv_stage_detach(struct elv_queue *q, unsigned slot)
 	q->stage[slot].ops = NULL;
 	q->stage[slot].data = NULL;
 	q->stages &= (uint8_t)~(1u << slot);
+	q->stage_hear &= (uint8_t)~(1u << slot);
 	if (!q->stages)
 		q->gate = ELV_GATE_OPEN;
 	elv_merge_veto_update(q);
@@ -326,11 +331,12 @@ static int elv_stages_check(const struct elv_queue *q)
 		const struct elv_stage_ops *ops = q->stage[i].ops;
 
 		if (!ops) {
-			if (q->stage[i].nr_held || (q->stages & (1u << i)))
+			if (q->stage[i].nr_held || ((q->stages | q->stage_hear) & (1u << i)))
 				return ELV_EINVAL;
 			continue;
 		}
-		if (!(q->stages & (1u << i)))
+		if (!(q->stages & (1u << i)) ||
+		    !(q->stage_hear & (1u << i)) != !(ops->dispatched || ops->completed))
 			return ELV_EINVAL;
 		n = ops->check(q);
 		if (n < 0 || (uint32_t)n != q->stage[i].nr_held)
@@ -366,22 +372,9 @@ static int elv_stages_add(struct elv_queue *q, struct elv_request *rq, uint64_t 
 	return r == ELV_STAGE_HELD ? 0 : elv_stage_enqueue(q, rq, now);
 }
 
-/* elv_dispatch() with stages: what they may release joins the policy first. */
-static int elv_stages_dispatch(struct elv_queue *q, uint64_t now, unsigned flags,
-			       struct elv_request **out)
-{
-	int r;
-
-	elv_stages_pump(q, now);
-	r = elv_dispatch_next(q, now, flags, out);
-	if (r == 0)
-		elv_stages_dispatched(q, *out, now);
-	return r;
-}
-
 static const struct elv_stage_vt elv_stage_vt = {
 	.add = elv_stages_add,
-	.dispatch = elv_stages_dispatch,
+	.dispatched = elv_stages_dispatched,
 	.completed = elv_stages_completed,
 	.pump = elv_stages_pump,
 	.cancel = elv_stages_cancel,
