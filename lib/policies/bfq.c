@@ -239,7 +239,8 @@ struct bfq_data {
 	uint8_t wait_dispatch;
 	uint8_t rqs_injected;
 	uint8_t clock_set;
-	uint8_t pad[2];
+	uint8_t strict_was_on;      /* strict_guarantees as last seen by tunable_changed */
+	uint8_t pad;
 	uint64_t now;               /* latest time seen */
 	uint64_t idle_end;          /* idle timer, ELV_TIME_NEVER when not armed */
 	uint64_t epoch;             /* tells our in-flight stamps from an earlier instance's */
@@ -942,6 +943,7 @@ static void bfq_end_wr(struct bfq_data *bd, struct bfq_queue *bfqq, uint64_t now
 	bfqq->wr_coeff = 1;
 	bfqq->wr_cur_max_time = 0;
 	bfqq->last_wr_start_finish = now;
+	bfq_wtree_sync(bd, bfqq);
 }
 
 static void bfq_switch_back_to_interactive(struct bfq_data *bd, struct bfq_queue *bfqq)
@@ -959,6 +961,7 @@ static void bfq_set_wr(struct bfq_data *bd, struct bfq_queue *bfqq, uint32_t coe
 		bd->wr_busy_queues += coeff > 1 ? 1u : (uint32_t)-1;
 	bfqq->wr_coeff = coeff;
 	bfqq->wr_cur_max_time = dur;
+	bfq_wtree_sync(bd, bfqq);
 	bfq_count(bd, coeff == BFQ_WR_COEFF ? BFQ_ST_WR_INTERACTIVE : BFQ_ST_WR_SOFTRT);
 }
 
@@ -2129,9 +2132,10 @@ static void bfq_tunable_changed(struct elv_queue *q, const struct elv_tunable *t
 	struct elv_stream *s;
 	unsigned i;
 
-	/* strict guarantees need idling of at least 8 ms */
-	if (bd->strict_guarantees && bd->slice_idle < (int64_t)(8 * BFQ_MS))
+	/* turning strict guarantees on raises idling to 8 ms; later slice_idle writes stand */
+	if (bd->strict_guarantees && !bd->strict_was_on && bd->slice_idle < (int64_t)(8 * BFQ_MS))
 		bd->slice_idle = (int64_t)(8 * BFQ_MS);
+	bd->strict_was_on = bd->strict_guarantees != 0;
 	bfq_update_max_budget(bd);
 	if (bd->low_latency || !t)
 		return;

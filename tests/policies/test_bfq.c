@@ -684,10 +684,16 @@ static void test_tunables(void **state)
 	set_tunable(&SIM, "slice_idle", 3);
 	assert_int_equal(elv_tunable_get(SIM.q, "slice_idle_us", &v), 0);
 	assert_int_equal(v, 3000);
-	/* strict_guarantees raises slice_idle to at least 8 ms */
+	/* turning strict_guarantees on raises slice_idle to at least 8 ms; later writes stand */
 	set_tunable(&SIM, "strict_guarantees", 1);
 	assert_int_equal(elv_tunable_get(SIM.q, "slice_idle", &v), 0);
 	assert_int_equal(v, 8);
+	set_tunable(&SIM, "slice_idle_us", 35);
+	assert_int_equal(elv_tunable_get(SIM.q, "slice_idle_us", &v), 0);
+	assert_int_equal(v, 35);
+	set_tunable(&SIM, "strict_guarantees", 1); /* already on: nothing raised */
+	assert_int_equal(elv_tunable_get(SIM.q, "slice_idle_us", &v), 0);
+	assert_int_equal(v, 35);
 	assert_int_equal(elv_tunable_set(SIM.q, "no_such_tunable", 1), ELV_ENOENT);
 	sim_finish(&SIM);
 }
