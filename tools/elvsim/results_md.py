@@ -286,7 +286,8 @@ for p, r in P.items():
     if "antic_waits" in ps:
         a = f"{ps['antic_waits']} / {ps['antic_hits']} / {ps['antic_timeouts']}"
     elif "idle_waits" in ps:
-        a = f"{ps['idle_waits']} / {ps['idle_hits']} / {ps['idle_timeouts']}"
+        # bfq counts its idle periods but not their outcome
+        a = f"{ps['idle_waits']} / {ps.get('idle_hits', '-')} / {ps.get('idle_timeouts', '-')}"
     else:
         a = "-"
     trunc = " (time limit)" if r["truncated"] else ""
