@@ -24,7 +24,8 @@
  * The library reads no clock: the tick is a time, and the first dispatch or completion at or
  * after it does the tick's work as of that time (not as of its own), so a host that calls
  * late gets the same depths. next_event() reports the tick only while a dispatch is held back by
- * tokens or admission, the one case where a tick may let a request go without a completion.
+ * tokens or admission with requests queued, the one case where a tick may let a request go
+ * without a completion.
  *
  * Admission (the kernel's scheduler tags): the queue's nr_requests is the pool. The library
  * takes every request, so the pool is applied where it still bites: at most nr_requests
@@ -598,7 +599,10 @@ static uint64_t ky_next_event(const struct elv_queue *q)
 {
 	const struct ky_data *d = ky_of(q);
 
-	return d->tick_armed && d->waiting ? elv_time_event(d->tick) : ELV_TIME_NEVER;
+	/* Nothing queued (drained, cancelled, or every request still held by a stage in front):
+	 * no dispatch can be held back, and a past tick would name a time with nothing to do. */
+	return d->tick_armed && d->waiting && elv_queue_head(q)->nr_queued ?
+		       elv_time_event(d->tick) : ELV_TIME_NEVER;
 }
 
 static struct elv_request *ky_oldest(struct elv_queue *q)
