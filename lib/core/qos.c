@@ -367,7 +367,38 @@ static int elv_qos_enter_mc(struct elv_queue *q, struct elv_qstate *qs, struct e
 	return ELV_STAGE_HELD;
 }
 
-static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+/* @rq of a stream whose client @cs is its only one waits in it for @w (0: behind others). */
+static ELV_QOS_APART int elv_qos_hold_own(struct elv_queue *q, struct elv_qclient *cs,
+					  struct elv_request *rq, int dir, uint64_t now, uint64_t w)
+{
+	elv_qos_hold(q->stage[ELV_STAGE_QOS].data, cs, cs, rq, dir, now, w);
+	return ELV_STAGE_HELD;
+}
+
+/*
+ * A request of a stream whose own client is its only one (no group client) meets that
+ * client's throttle: PASS, or HELD behind the client's waiting requests or for the time the
+ * throttle asks.
+ */
+static ELV_SPEED_INLINE int elv_qos_own_thr(struct elv_queue *q, struct elv_qclient *cs,
+					    struct elv_request *rq, int dir, uint64_t now)
+{
+	uint64_t w;
+
+	if (cs->nr_wait[dir])
+		return elv_qos_hold_own(q, cs, rq, dir, now, 0);
+	if (cs->has_thr) {
+		w = elv_thr_take(&cs->thr, dir, elv_qos_bytes(&cs->thr, rq), now);
+		if (w)
+			return elv_qos_hold_own(q, cs, rq, dir, now, w);
+		cs->st.admitted++;
+		cs->st.bytes += (uint64_t)rq->nr_sectors << 9;
+	}
+	return ELV_STAGE_PASS;
+}
+
+/* elv_qos_admit() for a request with an mClock client or a group client. */
+static ELV_QOS_APART int elv_qos_admit_any(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct elv_qstate *qs = q->stage[ELV_STAGE_QOS].data;
 	const struct elv_stream *s = rq->stream;
@@ -375,9 +406,6 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 	uint64_t w = 0, x;
 	int dir;
 
-	/* Flushes (and zone operations) and anonymous requests pass untouched. */
-	if (!s || rq->op > ELV_OP_DISCARD)
-		return ELV_STAGE_PASS;
 	cs = elv_qc(s->qos);
 	cg = s->group ? elv_qc(s->group->qos) : NULL;
 	if (cg)
@@ -393,20 +421,15 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 		return ELV_EAGAIN;
 	}
 	dir = rq->op != ELV_OP_READ;
-	/* Behind requests already waiting (in a group: any member's), or held by a throttle.
-	 * Nothing waits under the top, so nothing waits in the stream's own FIFO either. */
-	if (t->nr_wait[dir])
-		goto hold;
-	if (!cg) { /* the usual case: the stream's own client alone */
-		if (cs->has_thr) {
-			w = elv_thr_take(&cs->thr, dir, elv_qos_bytes(&cs->thr, rq), now);
-			if (w)
-				goto hold;
-			cs->st.admitted++;
-			cs->st.bytes += (uint64_t)rq->nr_sectors << 9;
-		}
+	if (!cg) { /* the stream's own client alone */
+		if (elv_qos_own_thr(q, cs, rq, dir, now) == ELV_STAGE_HELD)
+			return ELV_STAGE_HELD;
 		return m ? elv_qos_enter_mc(q, qs, m, rq, now) : ELV_STAGE_PASS;
 	}
+	/* Behind requests already waiting under the group (any member's), or held by a
+	 * throttle. Nothing waits under the top, so nothing waits in the stream's FIFO either. */
+	if (t->nr_wait[dir])
+		goto hold;
 	if (cs && cs->has_thr)
 		w = elv_thr_wait(&cs->thr, dir, elv_qos_bytes(&cs->thr, rq), now, 0);
 	if (cg && cg->has_thr) {
@@ -423,6 +446,21 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 hold:
 	elv_qos_hold(qs, cs ? cs : cg, t, rq, dir, now, w);
 	return ELV_STAGE_HELD;
+}
+
+static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	const struct elv_stream *s = rq->stream;
+	struct elv_qclient *cs;
+
+	/* Flushes (and zone operations) and anonymous requests pass untouched. */
+	if (!s || rq->op > ELV_OP_DISCARD)
+		return ELV_STAGE_PASS;
+	cs = elv_qc(s->qos);
+	/* The usual case: the stream's own client alone, without mClock (nothing to refuse). */
+	if (ELV_LIKELY(cs && !cs->has_mc && !(s->group && s->group->qos)))
+		return elv_qos_own_thr(q, cs, rq, rq->op != ELV_OP_READ, now);
+	return elv_qos_admit_any(q, rq, now);
 }
 
 static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)
