@@ -36,7 +36,7 @@ split="$build/split.md"
 : >"$split"
 if [ -n "$instr" ]; then
 	for c in "noop 1024 0 random" "deadline 1024 0 random" "anticipatory 1024 64 random" \
-		"cfq 1024 64 random" "baseline-rbtree-fifo 1024 0 random"; do
+		"cfq 1024 64 random" "kyber 1024 0 random" "baseline-rbtree-fifo 1024 0 random"; do
 		set -- $c
 		{
 			echo
@@ -115,6 +115,9 @@ for impl, limit in (("anticipatory", 650), ("cfq", 1000)):
     if instr(r) is not None:
         target(f"{impl} instr/req, depth 1024, 64 streams", fmt(instr(r), 1), f"<= {limit}",
                instr(r) <= limit)
+ky1024 = find("kyber", 1024)
+if instr(ky1024) is not None:
+    target("kyber instr/req, depth 1024", fmt(instr(ky1024), 1), "<= 400", instr(ky1024) <= 400)
 dl512, sl512 = find("deadline", 512), find("baseline-sorted-list", 512)
 if dl512 and sl512:
     sp = sl512["ns_per_req"] / dl512["ns_per_req"]
@@ -147,9 +150,10 @@ if dl512 and sl512 and instr(dl512) is not None and instr(sl512) is not None:
              f"elevator's while it executes {instr(sl512) / instr(dl512):.1f}x fewer instructions "
              f"and runs {sl512['ns_per_req'] / dl512['ns_per_req']:.1f}x faster.")
 costs = [(impl, find(impl, 1024, st)) for impl, st in
-         (("noop", 0), ("deadline", 0), ("anticipatory", 64), ("cfq", 64))]
+         (("noop", 0), ("deadline", 0), ("anticipatory", 64), ("cfq", 64), ("kyber", 0))]
+costs = [(impl, r) for impl, r in costs if impl != "kyber" or r is not None]
 if all(instr(r) is not None for _, r in costs):
-    budget = {"noop": 80, "deadline": 450, "anticipatory": 650, "cfq": 1000}
+    budget = {"noop": 80, "deadline": 450, "anticipatory": 650, "cfq": 1000, "kyber": 400}
     s.append("At depth 1024 on random reads (anticipatory and CFQ with 64 streams) the policies "
              "cost " + ", ".join(f"{impl} {fmt(instr(r))}" for impl, r in costs) +
              " instructions per request; against the budgets (" +
