@@ -397,42 +397,51 @@ static ELV_SPEED_INLINE int elv_qos_own_thr(struct elv_queue *q, struct elv_qcli
 	return ELV_STAGE_PASS;
 }
 
-/* elv_qos_admit() for a request with an mClock client or a group client. */
-static ELV_QOS_APART int elv_qos_admit_any(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+/* Does mClock client @m refuse @rq at its limit (ELV_QOS_AT_LIMIT_REJECT)? Counted if so. */
+static int elv_qos_refuses(struct elv_qstate *qs, struct elv_qclient *m,
+			   const struct elv_request *rq, uint64_t now)
+{
+	if (ELV_LIKELY(qs->mc.at_limit != ELV_QOS_AT_LIMIT_REJECT) ||
+	    !elv_mc_offer(&qs->mc, &m->mc, elv_mc_cost(&qs->mc, rq), now))
+		return 0;
+	m->st.rejected++;
+	return 1;
+}
+
+/* elv_qos_admit() for a stream whose own client, its only one, has mClock settings. */
+static int elv_qos_admit_own_mc(struct elv_queue *q, struct elv_qclient *cs,
+					      struct elv_request *rq, int dir, uint64_t now)
+{
+	struct elv_qstate *qs = q->stage[ELV_STAGE_QOS].data;
+
+	if (elv_qos_refuses(qs, cs, rq, now))
+		return ELV_EAGAIN;
+	if (elv_qos_own_thr(q, cs, rq, dir, now) == ELV_STAGE_HELD)
+		return ELV_STAGE_HELD;
+	return elv_qos_enter_mc(q, qs, cs, rq, now);
+}
+
+/* elv_qos_admit() for a request whose stream's group has a client. */
+static ELV_QOS_APART int elv_qos_admit_group(struct elv_queue *q, struct elv_request *rq,
+					     uint64_t now)
 {
 	struct elv_qstate *qs = q->stage[ELV_STAGE_QOS].data;
 	const struct elv_stream *s = rq->stream;
-	struct elv_qclient *cs, *cg, *m, *t;
+	struct elv_qclient *cs = elv_qc(s->qos), *cg = elv_qc(s->group->qos), *t = cg, *m;
 	uint64_t w = 0, x;
 	int dir;
 
-	cs = elv_qc(s->qos);
-	cg = s->group ? elv_qc(s->group->qos) : NULL;
-	if (cg)
-		t = cg;
-	else if (cs)
-		t = cs;
-	else
-		return ELV_STAGE_PASS;
 	m = elv_qos_mclient(cs, cg);
-	if (ELV_UNLIKELY(qs->mc.at_limit == ELV_QOS_AT_LIMIT_REJECT) && m &&
-	    elv_mc_offer(&qs->mc, &m->mc, elv_mc_cost(&qs->mc, rq), now)) {
-		m->st.rejected++;
+	if (m && elv_qos_refuses(qs, m, rq, now))
 		return ELV_EAGAIN;
-	}
 	dir = rq->op != ELV_OP_READ;
-	if (!cg) { /* the stream's own client alone */
-		if (elv_qos_own_thr(q, cs, rq, dir, now) == ELV_STAGE_HELD)
-			return ELV_STAGE_HELD;
-		return m ? elv_qos_enter_mc(q, qs, m, rq, now) : ELV_STAGE_PASS;
-	}
 	/* Behind requests already waiting under the group (any member's), or held by a
 	 * throttle. Nothing waits under the top, so nothing waits in the stream's FIFO either. */
 	if (t->nr_wait[dir])
 		goto hold;
 	if (cs && cs->has_thr)
 		w = elv_thr_wait(&cs->thr, dir, elv_qos_bytes(&cs->thr, rq), now, 0);
-	if (cg && cg->has_thr) {
+	if (cg->has_thr) {
 		x = elv_thr_wait(&cg->thr, dir, elv_qos_bytes(&cg->thr, rq), now, 0);
 		w = x > w ? x : w;
 	}
@@ -440,7 +449,7 @@ static ELV_QOS_APART int elv_qos_admit_any(struct elv_queue *q, struct elv_reque
 		goto hold;
 	if (cs && cs->has_thr)
 		elv_qos_thr_count(cs, rq, dir, now, 0);
-	if (cg && cg->has_thr)
+	if (cg->has_thr)
 		elv_qos_thr_count(cg, rq, dir, now, 0);
 	return m ? elv_qos_enter_mc(q, qs, m, rq, now) : ELV_STAGE_PASS;
 hold:
@@ -456,11 +465,15 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 	/* Flushes (and zone operations) and anonymous requests pass untouched. */
 	if (!s || rq->op > ELV_OP_DISCARD)
 		return ELV_STAGE_PASS;
+	if (s->group && s->group->qos)
+		return elv_qos_admit_group(q, rq, now);
 	cs = elv_qc(s->qos);
-	/* The usual case: the stream's own client alone, without mClock (nothing to refuse). */
-	if (ELV_LIKELY(cs && !cs->has_mc && !(s->group && s->group->qos)))
-		return elv_qos_own_thr(q, cs, rq, rq->op != ELV_OP_READ, now);
-	return elv_qos_admit_any(q, rq, now);
+	if (!cs)
+		return ELV_STAGE_PASS;
+	/* The usual case: the stream's own client alone. */
+	if (cs->has_mc)
+		return elv_qos_admit_own_mc(q, cs, rq, rq->op != ELV_OP_READ, now);
+	return elv_qos_own_thr(q, cs, rq, rq->op != ELV_OP_READ, now);
 }
 
 static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)
