@@ -2456,10 +2456,12 @@ static int bfq_check(const struct elv_queue *q)
 
 #define BFQ_OFF(f) ((uint32_t)offsetof(struct bfq_data, f))
 #define BFQ_INT_MAX 2147483647LL
+/* slice_idle in ms stops where slice_idle_us, the same value, would leave its range */
+#define BFQ_SLICE_IDLE_MS_MAX (BFQ_INT_MAX / 1000)
 
 static const struct elv_tunable bfq_tunables[] = {
 	{"slice_idle", "ms", "wait for a drained sync queue's next request; 0 disables idling", 8,
-	 0, BFQ_INT_MAX, BFQ_OFF(slice_idle), (uint32_t)BFQ_MS},
+	 0, BFQ_SLICE_IDLE_MS_MAX, BFQ_OFF(slice_idle), (uint32_t)BFQ_MS},
 	{"slice_idle_us", "us", "slice_idle in microseconds (the same setting)", 8000, 0,
 	 BFQ_INT_MAX, BFQ_OFF(slice_idle), (uint32_t)BFQ_US},
 	{"strict_guarantees", "bool",

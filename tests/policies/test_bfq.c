@@ -642,7 +642,7 @@ static void test_tunables(void **state)
 		const char *name, *unit;
 		int64_t def, min, max;
 	} want[] = {
-		{ "slice_idle", "ms", 8, 0, 2147483647 },
+		{ "slice_idle", "ms", 8, 0, 2147483 },
 		{ "slice_idle_us", "us", 8000, 0, 2147483647 },
 		{ "strict_guarantees", "bool", 0, 0, 1 },
 		{ "low_latency", "bool", 1, 0, 1 },
@@ -684,6 +684,19 @@ static void test_tunables(void **state)
 	set_tunable(&SIM, "slice_idle", 3);
 	assert_int_equal(elv_tunable_get(SIM.q, "slice_idle_us", &v), 0);
 	assert_int_equal(v, 3000);
+	/* either end of either range reads back within the other's */
+	set_tunable(&SIM, "slice_idle", 2147483);
+	assert_int_equal(elv_tunable_get(SIM.q, "slice_idle_us", &v), 0);
+	assert_int_equal(v, 2147483000);
+	set_tunable(&SIM, "slice_idle_us", 2147483647);
+	assert_int_equal(elv_tunable_get(SIM.q, "slice_idle", &v), 0);
+	assert_int_equal(v, 2147483);
+	assert_int_equal(elv_tunable_get(SIM.q, "slice_idle_us", &v), 0);
+	assert_int_equal(v, 2147483647);
+	set_tunable(&SIM, "slice_idle_us", 999);
+	assert_int_equal(elv_tunable_get(SIM.q, "slice_idle", &v), 0);
+	assert_int_equal(v, 0);
+	set_tunable(&SIM, "slice_idle", 3);
 	/* turning strict_guarantees on raises slice_idle to at least 8 ms; later writes stand */
 	set_tunable(&SIM, "strict_guarantees", 1);
 	assert_int_equal(elv_tunable_get(SIM.q, "slice_idle", &v), 0);
