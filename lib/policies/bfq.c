@@ -1607,6 +1607,7 @@ static void bfq_update_short_ttime(struct bfq_data *bd, struct bfq_queue *bfqq, 
 
 	if (!x || bfqq->e.cls == BFQ_IDLE || !bd->slice_idle)
 		return;
+	/* long beyond half of slice_idle (the 5.8 snapshot: beyond slice_idle) */
 	shrt = !(elv_avg_valid(&x->ttime) && x->ttime.mean > ((uint64_t)bd->slice_idle >> 1));
 	changed = shrt != ((bfqq->flags & BFQQ_SHORT_TTIME) != 0);
 	if (shrt)
@@ -1618,7 +1619,10 @@ static void bfq_update_short_ttime(struct bfq_data *bd, struct bfq_queue *bfqq, 
 		bfq_reset_inject_limit(bd, bfqq, now);
 }
 
-/* 1.13: a queue woken three times running by the same completion gets that queue as waker. */
+/*
+ * 1.13: a queue woken three times running by the same queue's completions gets it as waker
+ * (the 5.8 snapshot took two detections within 200 us).
+ */
 static void bfq_check_waker(struct bfq_data *bd, struct bfq_queue *bfqq, uint64_t now)
 {
 	struct bfq_queue *w = bd->last_completed;
