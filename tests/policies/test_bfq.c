@@ -865,6 +865,44 @@ static void test_weights_across_wrap(void **state)
 	sim_finish(&SIM);
 }
 
+/*
+ * A busy async queue is raised by a second write more than 500 ms after the first; the raised
+ * weight applies at its next requeue, which never comes: the raising ends at its first
+ * dispatch, 20 s on (past the longest raising on this disk), with the weight never changed.
+ * Ending it must still put the queue back in the weights multiset, now that it has a request
+ * in flight and is no longer raised (elv_queue_check() after the dispatch).
+ */
+static void test_async_raising_ends_unapplied(void **state)
+{
+	struct sst *t;
+	unsigned i;
+
+	(void)state;
+	sim_setup(&SIM, 1, 1, FAST_NS, 5 * S);
+	t = sim_stream(&SIM, IDLE_ST, 0, 0, NULL);
+	for (i = 0; i < 2; i++) {
+		struct sio *io = &SIM.io[i];
+
+		memset(io, 0, sizeof(*io));
+		io->used = 1;
+		io->st = t;
+		io->rq.sector = t->next_sector + 1000u * i;
+		io->rq.nr_sectors = 8;
+		io->rq.op = ELV_OP_WRITE; /* no ELV_RQ_SYNC: the stream's async queue */
+		io->rq.stream = &t->s;
+		assert_int_equal(elv_add(SIM.q, &io->rq, SIM.now), 0);
+		t->queued++;
+		t->outstanding++;
+		check(&SIM);
+		SIM.now += 1 * S;
+	}
+	assert_int_equal(stat_of(&SIM, "wr_interactive"), 1);
+	SIM.now += 20 * S;
+	sim_dispatch(&SIM);
+	assert_int_equal(SIM.nr_inflight, 1);
+	sim_finish(&SIM);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -883,6 +921,7 @@ int main(void)
 		cmocka_unit_test(test_injection),
 		cmocka_unit_test(test_group_moves),
 		cmocka_unit_test(test_weights_across_wrap),
+		cmocka_unit_test(test_async_raising_ends_unapplied),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
