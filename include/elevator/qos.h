@@ -5,7 +5,11 @@
  *
  * The QoS stage sits between elv_add() and the queue's policy:
  *
- *     elv_add -> [throttle] -> [mClock] -> (zone stage) -> policy -> device
+ *     elv_add -> (zone stage) -> [throttle] -> [mClock] -> policy -> device
+ *
+ * On a zoned queue (zone.h) the zone stage comes first: a write reaches the QoS stage once
+ * its zone has taken it, and the QoS stage never holds two writes of one zone, so it cannot
+ * reorder them.
  *
  * The host attaches it to a queue with elv_qos_attach(), in memory it owns (struct elv_qos),
  * and gives each stream or group that has settings a struct elv_qos_client of its own memory
@@ -57,7 +61,12 @@
  * which counts the policy's requests: the policy never sees a held one), comes
  * back from elv_drain() (after the policy's requests, in arrival order per client),
  * may be withdrawn with elv_cancel(), stays held across elv_switch(), and does not take part
- * in merges until it is released. Changing a client's settings at run time keeps its held
+ * in merges until it is released. A held request always either has a time in
+ * elv_next_event() or goes on in a later elv_complete(): the throttle names the time each
+ * waiting request may go; mClock names the time its next request's tags become due while
+ * fewer than @c depth of the requests it let out are still in the queue or on the device,
+ * and otherwise (depth full) has no event: the completion that makes room releases its next
+ * request inside elv_complete(). Changing a client's settings at run time keeps its held
  * requests, in order; they are judged by the new settings from then on (see
  * elv_qos_set_throttle() and elv_qos_set_mclock() for what becomes of credit earned so far).
  *

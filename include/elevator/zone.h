@@ -25,11 +25,15 @@ extern "C" {
  * front of whichever policy the queue runs:
  *
  * - At most one write per sequential zone is between the stage and the end of its
- *   completion (in the policy, in flight); later writes to that zone are held by the
- *   stage, in LBA order, and the next goes on when the previous completes. With
- *   elv_zone_geometry::ordered (the transport keeps the order of writes it is given) the
- *   next goes on as soon as the previous is dispatched: several writes of a zone may then
- *   be in flight, never two in the policy.
+ *   completion (held by the QoS stage, in the policy, in flight); later writes to that zone
+ *   are held by the stage, in LBA order, and the next goes on when the previous completes.
+ *   With elv_zone_geometry::ordered (the transport keeps the order of writes it is given)
+ *   the next goes on as soon as the previous is dispatched: several writes of a zone may
+ *   then be in flight, never two in the QoS stage or the policy.
+ * - The zone stage is the first stage: elv_add() -> zone stage -> QoS stage (qos.h) ->
+ *   policy. A write the QoS stage holds has been issued for its zone (the write pointer
+ *   has moved past it), and since the QoS stage never holds two writes of one zone it
+ *   cannot reorder them, whatever its throttles and mClock do.
  * - A write the stage holds merges only at the write pointer, onto the zone's write that
  *   is still queued; no merge ever crosses a zone boundary, reads included.
  * - Zone append is emulated: a write with ELV_RQ_ZONE_APPEND names its zone by its start
@@ -49,9 +53,9 @@ extern "C" {
  *
  * Requests the stage holds count in elv_stats().queued, come back from elv_drain() and can
  * be cancelled; the stage is kept across elv_switch(). Held writes that fail later (behind
- * a failed write, found off the write pointer when their turn comes, or let go by the QoS
- * stage into a zone that can no longer take them: see elv_zone_fail_fn) go back to the
- * host through the fail callback given to elv_zone_attach(), counted in
+ * a failed write, or found off the write pointer when their turn comes: see
+ * elv_zone_fail_fn) go back to the host through the fail callback given to
+ * elv_zone_attach(), counted in
  * elv_stats::cancelled and traced as ELV_TRACE_CANCEL with @c arg the positive error.
  *
  * @par Errors of elv_add() on a zoned queue (nothing is changed)
@@ -128,9 +132,8 @@ struct elv_zone_geometry {
 /**
  * @brief Told of a request the zone stage gives back unserved: @p rq is the host's again,
  * @p err says why (ELV_EIO behind a failed write or in a zone turned read-only or offline,
- * ELV_EINVAL found off the write pointer, ELV_ENOSPC past the zone's capacity, ELV_EAGAIN a
- * write the QoS stage held that would, once let go, make one zone too many active). Runs as
- * a callback: calls on the queue that would change it return ELV_EBUSY.
+ * ELV_EINVAL found off the write pointer, ELV_ENOSPC past the zone's capacity). Runs as a
+ * callback: calls on the queue that would change it return ELV_EBUSY.
  */
 typedef void (*elv_zone_fail_fn)(void *ctx, struct elv_request *rq, int err);
 
@@ -139,10 +142,12 @@ struct elv_zone_info {
 	uint64_t start;       /**< First sector. */
 	uint32_t nr_sectors;  /**< Size (the last zone may be smaller). */
 	uint32_t capacity;    /**< Writable sectors from the start. */
-	/** Write pointer, sectors from the start, counting writes passed on and not completed. */
+	/** Write pointer, sectors from the start, counting writes passed on (to the QoS stage or
+	 * the policy) and not completed. */
 	uint32_t wp;
 	uint32_t nr_held;     /**< Writes the stage holds for this zone. */
-	uint32_t nr_out;      /**< Writes passed on (to the policy or the device), not completed. */
+	/** Writes passed on (to the QoS stage, the policy or the device), not completed. */
+	uint32_t nr_out;
 	uint8_t cond;         /**< enum elv_zone_cond. */
 	uint8_t need_wp_update; /**< 1 after a failed write, until elv_zone_report() or a reset. */
 	uint8_t busy;         /**< 1 while a reset or finish of the zone is under way. */

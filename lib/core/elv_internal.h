@@ -270,10 +270,12 @@ size_t elv_queue_size_data(size_t data_size, const struct elv_config *cfg);
 /*
  * ---- Admission stages (stage.c; the design is described at the top of that file) ----
  * A stage sits between elv_add() and the policy and may hold requests back. Slots run in
- * pipeline order: a request released by the QoS stage is admitted by the zone stage next.
+ * pipeline order: a write the zone stage lets go is admitted by the QoS stage next. The zone
+ * stage comes first so that a write the QoS stage holds counts as issued for its zone, and
+ * the QoS stage never holds two unsent writes of one zone that it could reorder.
  */
-#define ELV_STAGE_QOS 0u
-#define ELV_STAGE_ZONE 1u
+#define ELV_STAGE_ZONE 0u
+#define ELV_STAGE_QOS 1u
 #define ELV_STAGE_NR 2u
 
 /* admit() verdicts; a negative ELV_E* refuses the request. */
@@ -296,7 +298,8 @@ struct elv_stage_ops {
 	/* @rq, which this stage passed on, was dispatched. Optional. */
 	void (*dispatched)(struct elv_queue *q, struct elv_request *rq, uint64_t now);
 	/* @rq, which this stage passed on, came back: 0 done, < 0 failed, or
-	 * ELV_STAGE_WITHDRAWN (cancelled or drained unserved). Every stage is told. Optional. */
+	 * ELV_STAGE_WITHDRAWN (cancelled or drained unserved, also while a later stage held it,
+	 * or refused by a later stage). Every stage is told. Optional. */
 	void (*completed)(struct elv_queue *q, struct elv_request *rq, int status, uint64_t now);
 	/* Move every held request onto @list (through fifo), oldest first, for elv_drain(). */
 	void (*take_all)(struct elv_queue *q, struct elv_list *list);

@@ -278,12 +278,12 @@ static struct elv_request *elv_qos_thr_release(struct elv_qstate *qs, uint64_t n
 
 /* ---- mClock -------------------------------------------------------------------------- */
 
-/* Requests that left the stage and have not come back: in the later stages, behind a
- * barrier, in the policy, requeued or on the device. */
+/* Requests that left the stage and have not come back: behind a barrier, in the policy,
+ * requeued or on the device (the QoS stage is the last one: the zone stage, in front of it,
+ * holds requests that have not reached it yet). */
 static int elv_qos_room(const struct elv_queue *q, const struct elv_qstate *qs)
 {
-	uint32_t out = q->nr_queued + q->nr_held + q->nr_requeued + q->nr_in_flight +
-		       (q->nr_staged - q->stage[ELV_STAGE_QOS].nr_held);
+	uint32_t out = q->nr_queued + q->nr_held + q->nr_requeued + q->nr_in_flight;
 
 	return out < qs->depth;
 }
@@ -401,7 +401,10 @@ static ELV_SPEED_INLINE int elv_qos_own_thr(struct elv_queue *q, struct elv_qcli
 static int elv_qos_refuses(struct elv_qstate *qs, struct elv_qclient *m,
 			   const struct elv_request *rq, uint64_t now)
 {
+	/* Only at elv_add(): a write the zone stage releases (still ELV_RQ_HELD) was ordered in
+	 * its zone already, and refusing it would fail the zone's later writes; it waits. */
 	if (ELV_LIKELY(qs->mc.at_limit != ELV_QOS_AT_LIMIT_REJECT) ||
+	    rq->state == ELV_RQ_HELD ||
 	    !elv_mc_offer(&qs->mc, &m->mc, elv_mc_cost(&qs->mc, rq), now))
 		return 0;
 	m->st.rejected++;
@@ -660,8 +663,9 @@ static void elv_qos_take_all(struct elv_queue *q, struct elv_list *list)
 }
 
 /*
- * Requests on @h held by @q: a holder's in direction @dir are of that direction and in arrival
- * order; an mClock queue's (@dir -1) are in the order they passed the throttles, which may
+ * Requests on @h held by @q: a holder's in direction @dir are of that direction and in the
+ * order they reached the stage (elv_add() order, unless the zone stage in front held some of
+ * them); an mClock queue's (@dir -1) are in the order they passed the throttles, which may
  * put a read before an older write, or one member of a group before another.
  */
 static int elv_qos_check_fifo(const struct elv_queue *q, const struct elv_list *h, int dir,
@@ -675,7 +679,9 @@ static int elv_qos_check_fifo(const struct elv_queue *q, const struct elv_list *
 		const struct elv_request *rq = elv_list_rq(l);
 
 		if (rq->state != ELV_RQ_HELD || rq->hlink.owner != q ||
-		    (dir >= 0 && (elv_rq_dir(rq) != dir || (prev && elv_rq_seq_cmp(prev, rq) > 0))))
+		    (dir >= 0 && (elv_rq_dir(rq) != dir ||
+				  (prev && !q->stage[ELV_STAGE_ZONE].ops &&
+				   elv_rq_seq_cmp(prev, rq) > 0))))
 			return ELV_EINVAL;
 		prev = rq;
 	}

@@ -3,7 +3,15 @@
  * back, like the barrier list does, but for their own reasons (a zone whose write pointer a
  * write must wait for, a stream over its rate).
  *
- *   elv_add() -> [slot ELV_STAGE_QOS] -> [slot ELV_STAGE_ZONE] -> barrier list -> policy
+ *   elv_add() -> [slot ELV_STAGE_ZONE] -> [slot ELV_STAGE_QOS] -> barrier list -> policy
+ *
+ * The zone stage comes first. It judges a write against every write of the zone it let go,
+ * wherever that write is now, so a write a later stage holds counts as issued for its zone;
+ * and it lets a zone's next write go only once the previous one was dispatched (or
+ * completed), so a later stage never holds two writes of one zone and cannot reorder them
+ * (mClock reorders requests of different clients). In the other order the zone stage would
+ * judge writes without seeing those the QoS stage still held, and refuse or fail in-order
+ * writes queued behind them.
  *
  * How to write one
  *   Fill a struct elv_stage_ops (elv_internal.h) and attach it with elv_stage_attach(q, slot,
@@ -27,7 +35,12 @@
  *                         holds it), a negative ELV_E* refuses it having changed nothing. A
  *                         refusal at release time has no caller to return to: the request
  *                         goes back to the host through the queue's stage_fail callback
- *                         (elv_stage_set_fail()).
+ *                         (elv_stage_set_fail()). A request from elv_add() is ELV_RQ_IDLE
+ *                         here, one an earlier stage releases is still ELV_RQ_HELD: a stage
+ *                         that may refuse should refuse only the former (the earlier stage
+ *                         has ordered the latter already). When a later stage refuses, the
+ *                         earlier stages that passed the request on hear completed(...,
+ *                         ELV_STAGE_WITHDRAWN), which undoes what passing it changed.
  *   release(q, now)       elv_dispatch() before it asks the policy, and after every
  *                         completion, in a loop until NULL: one held request that may go on
  *                         (not called while the stages hold nothing).
@@ -37,8 +50,9 @@
  *   dispatched(q, rq, t)  a request went to the device. Optional.
  *   completed(q, rq, s, t) a request the stages passed on came back from the device (s = 0
  *                         done, s < 0 the host's error from elv_complete_status()), or left
- *                         the queue unserved from the policy or the requeue list (cancel,
- *                         drain: s = ELV_STAGE_WITHDRAWN). Every attached stage with the
+ *                         the queue unserved from the policy, the requeue list or a later
+ *                         stage, or was refused by a later stage (cancel, drain, refusal:
+ *                         s = ELV_STAGE_WITHDRAWN). Every attached stage with the
  *                         hook is told; each ignores requests that are not its business.
  *                         Optional.
  *   take_all(q, list)     elv_drain(): every held request onto @list, oldest first.
@@ -175,9 +189,23 @@ static void elv_stage_took(struct elv_queue *q, unsigned slot, struct elv_reques
 	q->nr_staged++;
 }
 
+/* @rq, which the stages before slot @upto passed on, leaves them unserved: they must know. */
+static void elv_stages_withdrawn(struct elv_queue *q, struct elv_request *rq, unsigned upto)
+{
+	unsigned i;
+
+	for (i = 0; i < upto; i++) {
+		const struct elv_stage_ops *ops = q->stage[i].ops;
+
+		if (ops && ops->completed)
+			ops->completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
+	}
+}
+
 /*
  * Offer @rq to the stages from slot @first on: ELV_STAGE_PASS (through all of them),
- * ELV_STAGE_HELD, or the refusal of the stage that refused it (nothing changed there).
+ * ELV_STAGE_HELD, or the refusal of the stage that refused it (nothing changed there; the
+ * stages before it, which had passed it on, were told it is withdrawn).
  */
 static int elv_stages_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now,
 			    unsigned first)
@@ -195,8 +223,10 @@ static int elv_stages_admit(struct elv_queue *q, struct elv_request *rq, uint64_
 			elv_stage_took(q, i, rq);
 			return r;
 		}
-		if (r < 0)
+		if (r < 0) {
+			elv_stages_withdrawn(q, rq, i); /* every slot before @i passed it on */
 			return r;
+		}
 	}
 	return ELV_STAGE_PASS;
 }
@@ -266,23 +296,33 @@ static int elv_stages_cancel(struct elv_queue *q, struct elv_request *rq)
 		if (ops && q->stage[i].nr_held && ops->cancel(q, rq) == 0) {
 			q->stage[i].nr_held--;
 			q->nr_staged--;
+			elv_stages_withdrawn(q, rq, i); /* the earlier stages passed it on */
 			return 0;
 		}
 	}
 	return ELV_ENOENT;
 }
 
-/* elv_drain(): every held request onto @list, slot by slot. */
+/* elv_drain(): every held request onto @list, slot by slot; the stages before the one
+ * that held a request hear that it is withdrawn. */
 static void elv_stages_take_all(struct elv_queue *q, struct elv_list *list)
 {
+	struct elv_list mine;
+	struct elv_request *rq;
 	unsigned i;
 
 	for (i = 0; i < ELV_STAGE_NR; i++) {
 		const struct elv_stage_ops *ops = q->stage[i].ops;
 
-		if (ops && q->stage[i].nr_held) {
-			ops->take_all(q, list);
-			q->stage[i].nr_held = 0;
+		if (!ops || !q->stage[i].nr_held)
+			continue;
+		elv_list_init(&mine);
+		ops->take_all(q, &mine);
+		q->stage[i].nr_held = 0;
+		while ((rq = elv_list_first_rq(&mine)) != NULL) {
+			elv_list_del(&rq->fifo);
+			elv_stages_withdrawn(q, rq, i);
+			elv_list_add_tail(list, &rq->fifo);
 		}
 	}
 	q->nr_staged = 0;

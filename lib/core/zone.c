@@ -1,6 +1,8 @@
 /*
  * Zone write plugging: the admission stage in slot ELV_STAGE_ZONE (see stage.c) that keeps
- * writes to each sequential zone at its write pointer whatever the policy does with them.
+ * writes to each sequential zone at its write pointer whatever the later stages and the
+ * policy do with them. It is the first stage: a write it passed on may still be held by the
+ * QoS stage, and counts as issued all the same (in nr_out, and as @last until dispatched).
  *
  * Per zone (struct elv_zst, in the host's memory after the stage header):
  *   wp      sectors from the zone start written or passed on: where the next write must
@@ -8,7 +10,8 @@
  *           so that writes held behind it are judged against the pointer they will meet.
  *   nr_out  writes passed on and not completed. Without an ordered transport at most one;
  *           with one, several, but @last (passed on, not yet dispatched) is at most one, so
- *           no policy ever holds two writes of a zone and none can reorder them.
+ *           neither the QoS stage nor the policy ever holds two writes of a zone, and
+ *           neither can reorder them.
  *   held    writes waiting for their turn, in LBA order (appends, which have no LBA yet,
  *           stay in arrival order at the tail). The head goes on when nr_out allows, if it
  *           is at wp; when it is not, it fails (ELV_EINVAL) and the next one is tried.
@@ -629,8 +632,9 @@ static int zone_stage_check(const struct elv_queue *q)
 	if (ready || waiting || open != st->nr_open || active != st->nr_active ||
 	    (st->geo.max_open && open > st->geo.max_open))
 		return ELV_EINVAL;
-	/* What was passed on is somewhere between the policy and the device. */
-	if (out > q->nr_queued + q->nr_held + q->nr_requeued + q->nr_in_flight)
+	/* What was passed on is somewhere between the later stages and the device. */
+	if (out > q->nr_queued + q->nr_held + q->nr_requeued + q->nr_in_flight +
+		      (q->nr_staged - q->stage[ELV_STAGE_ZONE].nr_held))
 		return ELV_EINVAL;
 	return (int)held;
 }

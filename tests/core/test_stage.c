@@ -3,7 +3,7 @@
  * rules, held requests counted, released at dispatch and after completions, reported by
  * elv_next_event(), cancelled, drained, kept across elv_switch(); refusals change nothing
  * (the clock included); completions and withdrawals reach the stage; a stage's merge veto;
- * two stages in a row, the later refusing what the earlier releases.
+ * the zone stage in front of another stage, which holds a write the zone counts as issued.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -460,11 +460,17 @@ static void test_merge_veto(void **state)
 	down();
 }
 
-/* Two stages: what the first releases the zone stage admits, or refuses through fail. */
+/*
+ * Two stages: the zone stage first, the test stage after it. A write the test stage holds
+ * was issued for its zone: the next write of the zone waits behind it (it is not refused as
+ * off the pointer), and goes on once the first has completed. A cancelled or drained write
+ * the test stage held is withdrawn from the zone stage too (its pointer moves back).
+ */
 static void test_two_stages(void **state)
 {
 	struct elv_zone_geometry g;
-	struct elv_request *held, *fillw, *rq;
+	struct elv_zone_info zi;
+	struct elv_request *w0, *w1, *rq;
 
 	(void)state;
 	up("deadline");
@@ -474,27 +480,50 @@ static void test_two_stages(void **state)
 	g.zone_capacity = 16;
 	assert_int_equal(elv_zone_attach(fx.q, &g, zmem, sizeof(zmem), on_fail, NULL), 0);
 	chk();
-	/* Held by the test stage: the zone stage has not seen it yet. */
-	held = mk(0, 128, ELV_OP_WRITE, ELV_RQ_META);
-	assert_int_equal(elv_add(fx.q, held, 10), 0);
-	/* The zone fills meanwhile. */
-	fillw = mk(1, 128, ELV_OP_WRITE, 0);
-	fillw->nr_sectors = 16;
-	assert_int_equal(elv_add(fx.q, fillw, 11), 0);
-	assert_ptr_equal(disp(12), fillw);
-	assert_int_equal(elv_complete(fx.q, fillw, 13), 0);
+	/* Passed on by the zone stage, held by the test stage. */
+	w0 = mk(0, 128, ELV_OP_WRITE, ELV_RQ_META);
+	assert_int_equal(elv_add(fx.q, w0, 10), 0);
+	assert_int_equal(fx.ts.nr, 1);
+	/* The zone's next write is held by the zone stage behind it. */
+	w1 = mk(1, 136, ELV_OP_WRITE, 0);
+	assert_int_equal(elv_add(fx.q, w1, 11), 0);
+	assert_int_equal(elv_zone_get(fx.q, 2, &zi), 0);
+	assert_int_equal(zi.wp, 8);
+	assert_int_equal(zi.nr_out, 1);
+	assert_int_equal(zi.nr_held, 1);
 	chk();
-	/* Released at its time: the zone is full, so it comes back through fail. */
-	assert_null(disp(10 + DELAY));
-	assert_int_equal(fx.nr_failed, 1);
-	assert_ptr_equal(fx.failed[0], held);
-	assert_int_equal(fx.failed_err[0], ELV_ENOSPC);
-	assert_int_equal(held->ELV_PRIVATE(state), ELV_RQ_IDLE);
+	assert_null(disp(12)); /* the test stage still holds w0 */
+	assert_ptr_equal(disp(10 + DELAY), w0);
+	assert_null(disp(11 + DELAY));
+	assert_int_equal(elv_complete(fx.q, w0, 12 + DELAY), 0);
+	assert_ptr_equal(disp(13 + DELAY), w1);
+	assert_int_equal(elv_complete(fx.q, w1, 14 + DELAY), 0);
+	assert_int_equal(fx.nr_failed, 0);
+	assert_int_equal(elv_zone_get(fx.q, 2, &zi), 0);
+	assert_int_equal(zi.wp, 16);
+	assert_int_equal(zi.nr_out, 0);
+	chk();
+	/* Cancelled while the test stage holds it: the zone's pointer moves back. */
+	w0 = mk(2, 192, ELV_OP_WRITE, ELV_RQ_META);
+	assert_int_equal(elv_add(fx.q, w0, 2000), 0);
+	assert_int_equal(elv_cancel(fx.q, w0), 0);
+	assert_int_equal(elv_zone_get(fx.q, 3, &zi), 0);
+	assert_int_equal(zi.wp, 0);
+	assert_int_equal(zi.nr_out, 0);
+	assert_int_equal(fx.ts.nr, 0);
+	chk();
+	/* Drained while the test stage holds it: the same. */
+	assert_int_equal(elv_add(fx.q, w0, 2001), 0);
+	assert_int_equal(elv_drain(fx.q, on_drain, NULL), 1);
+	assert_int_equal(elv_zone_get(fx.q, 3, &zi), 0);
+	assert_int_equal(zi.wp, 0);
+	assert_int_equal(zi.nr_out, 0);
+	chk();
 	/* Both stages pass a read. */
-	rq = mk(2, 200, ELV_OP_READ, 0);
-	assert_int_equal(elv_add(fx.q, rq, 2000), 0);
-	assert_ptr_equal(disp(2001), rq);
-	assert_int_equal(elv_complete(fx.q, rq, 2002), 0);
+	rq = mk(3, 200, ELV_OP_READ, 0);
+	assert_int_equal(elv_add(fx.q, rq, 3000), 0);
+	assert_ptr_equal(disp(3001), rq);
+	assert_int_equal(elv_complete(fx.q, rq, 3002), 0);
 	assert_int_equal(elv_zone_detach(fx.q), 0);
 	assert_int_equal(fx.q->gate, ELV_GATE_STAGED); /* the test stage is still there */
 	down();
