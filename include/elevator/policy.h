@@ -363,8 +363,10 @@ static inline int elv_rq_is_sync(const struct elv_request *rq)
 
 /**
  * @brief 1 when the core may merge @p rq with another request at all: not a flush, barrier,
- * FUA or ELV_RQ_NOMERGE request (FUA never merges: the survivor would carry another
- * request's data without it). A find_next() or find_start() hook returns only such requests.
+ * FUA, ELV_RQ_NOMERGE or zone append request (FUA never merges: the survivor would carry
+ * another request's data without it; an append keeps its flag after the zone stage is
+ * detached and never merges, as zone.h says). A find_next() or find_start() hook returns
+ * only such requests.
  */
 static inline int elv_rq_mergeable(const struct elv_request *rq)
 {
@@ -373,7 +375,7 @@ static inline int elv_rq_mergeable(const struct elv_request *rq)
 	return 0;
 #else
 	return rq->op != ELV_OP_FLUSH &&
-	       !(rq->flags & (ELV_RQ_BARRIER | ELV_RQ_NOMERGE | ELV_RQ_FUA));
+	       !(rq->flags & (ELV_RQ_BARRIER | ELV_RQ_NOMERGE | ELV_RQ_FUA | ELV_RQ_ZONE_APPEND));
 #endif
 }
 

@@ -1731,6 +1731,38 @@ static void test_zone_after_throttle(void **state)
 	down();
 }
 
+/*
+ * An append still queued in the policy when the zone stage is detached keeps its flag, and
+ * never merges (zone.h): a later write just after it or just before it is queued apart,
+ * under every policy.
+ */
+static void test_zone_append_after_detach(void **state)
+{
+	const struct elv_policy *pols[] = { &elv_policy_noop, &elv_policy_deadline,
+					    &elv_policy_cfq, &elv_policy_bfq };
+	struct elv_request *a;
+	unsigned k;
+
+	(void)state;
+	for (k = 0; k < LEN(pols); k++) {
+		up(pols[k], 1, 0);
+		a = mk(0, zstart(Z), 8, ELV_OP_WRITE, ELV_RQ_ZONE_APPEND, NULL);
+		add_ok(a);
+		assert_int_equal(a->sector, zstart(Z)); /* the zone was empty */
+		assert_int_equal(elv_zone_detach(fx.q), 0);
+		fx.zone_on = 0;
+		chk();
+		add_ok(mk(1, zstart(Z) + 8, 8, ELV_OP_WRITE, 0, NULL));  /* just after it */
+		add_ok(mk(2, zstart(Z) - 8, 8, ELV_OP_WRITE, 0, NULL));  /* just before it */
+		assert_int_equal(elv_queue_nr_queued(fx.q), 3);
+		run_all();
+		assert_int_equal(fx.merged, 0);
+		assert_int_equal(fx.completed, 3);
+		assert_true(a->flags & ELV_RQ_ZONE_APPEND);
+		down();
+	}
+}
+
 /* ---- a long random run under bfq: every request comes back exactly once ------------------- */
 
 static uint64_t rng_state;
@@ -2197,6 +2229,7 @@ int main(void)
 		cmocka_unit_test(test_qos_reject),
 		cmocka_unit_test(test_zone_behind_throttle),
 		cmocka_unit_test(test_zone_after_throttle),
+		cmocka_unit_test(test_zone_append_after_detach),
 		cmocka_unit_test(test_refusals_keep_clock),
 		cmocka_unit_test(test_callbacks),
 		cmocka_unit_test(test_bfq_tunables),
