@@ -1763,6 +1763,63 @@ static void test_zone_append_after_detach(void **state)
 	}
 }
 
+/*
+ * A request the QoS stage holds has a time in elv_next_event() or goes on in a later
+ * elv_complete() (qos.h). A throttled request while another is in flight: its time, and the
+ * host that dispatches then gets it. mClock at its depth: no time, and the completion that
+ * makes room lets it into the policy.
+ */
+static void test_qos_held_event(void **state)
+{
+	struct elv_qos_settings set;
+	struct elv_throttle_settings t;
+	struct elv_mclock_settings m;
+	struct elv_request *a, *b;
+	uint64_t ev;
+
+	(void)state;
+	up(&elv_policy_noop, 0, 1);
+	memset(&set, 0, sizeof(set));
+	set.depth = 1;
+	set.at_limit = ELV_QOS_AT_LIMIT_ALLOW;
+	assert_int_equal(elv_qos_set(fx.q, &set, fx.now), 0);
+	memset(&t, 0, sizeof(t));
+	t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 424;
+	t.limit[ELV_THROTTLE_BPS_TOTAL].avg = 3055713;
+	assert_int_equal(elv_qos_set_throttle(fx.q, &fx.c[0], &t, fx.now), 0);
+	a = mk(0, 23048, 2863283, ELV_OP_WRITE, 0, &fx.s[0]); /* ~1.4 GB: 480 s of the cap */
+	add_ok(a);
+	assert_ptr_equal(dispatch(ELV_DISPATCH_FORCE), a);
+	b = mk(1, 2264, 14, ELV_OP_WRITE, 0, &fx.s[0]);
+	add_ok(b);
+	ev = elv_next_event(fx.q);
+	assert_true(ev != ELV_TIME_NEVER && elv_time_after(ev, fx.now));
+	complete_rq(a, 0);
+	assert_int_equal(elv_next_event(fx.q), ev); /* a completion does not free a throttle */
+	assert_null(dispatch(0));
+	fx.now = ev;
+	assert_ptr_equal(dispatch(0), b);
+	complete_rq(b, 0);
+	assert_int_equal(elv_next_event(fx.q), ELV_TIME_NEVER);
+	/* mClock, depth 1: the second request has no time while the first is out. */
+	memset(&m, 0, sizeof(m));
+	m.weight = 1;
+	assert_int_equal(elv_qos_set_mclock(fx.q, &fx.c[1], &m, fx.now), 0);
+	a = mk(2, 100, 8, ELV_OP_READ, 0, &fx.s[1]);
+	b = mk(3, 200, 8, ELV_OP_READ, 0, &fx.s[1]);
+	add_ok(a);
+	add_ok(b);
+	assert_int_equal(b->state, ELV_RQ_HELD);
+	assert_ptr_equal(dispatch(0), a);
+	assert_int_equal(elv_next_event(fx.q), ELV_TIME_NEVER);
+	assert_null(dispatch(0));
+	complete_rq(a, 0);
+	assert_int_equal(b->state, ELV_RQ_QUEUED); /* released inside elv_complete() */
+	assert_ptr_equal(dispatch(0), b);
+	complete_rq(b, 0);
+	down();
+}
+
 /* ---- a long random run under bfq: every request comes back exactly once ------------------- */
 
 static uint64_t rng_state;
@@ -2230,6 +2287,7 @@ int main(void)
 		cmocka_unit_test(test_zone_behind_throttle),
 		cmocka_unit_test(test_zone_after_throttle),
 		cmocka_unit_test(test_zone_append_after_detach),
+		cmocka_unit_test(test_qos_held_event),
 		cmocka_unit_test(test_refusals_keep_clock),
 		cmocka_unit_test(test_callbacks),
 		cmocka_unit_test(test_bfq_tunables),
