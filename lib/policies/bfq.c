@@ -762,11 +762,23 @@ static void bfq_group_budget(struct bfq_data *bd, struct bfq_entity *ge)
 		ge->budget = c->budget;
 }
 
-/* A child of group entity @ge became active: the group competes at the root too. */
+/*
+ * A child of group entity @ge became active or changed its budget: the group competes at the
+ * root too, with the budget of the child it would serve next (a waiting group is re-keyed
+ * when that budget changes, as Linux does when the group's next entity changes).
+ */
 static void bfq_group_activate(struct bfq_data *bd, struct bfq_entity *ge)
 {
-	if (!ge || ge->tree == BFQ_TREE_ACTIVE || ge->sd->in_service == ge)
+	if (!ge || ge->sd->in_service == ge)
 		return;
+	if (ge->tree == BFQ_TREE_ACTIVE) {
+		uint64_t old = ge->budget;
+
+		bfq_group_budget(bd, ge);
+		if (ge->budget != old)
+			bfq_requeue_entity(bd, ge);
+		return;
+	}
 	bfq_group_budget(bd, ge);
 	ge->service = 0;
 	bfq_activate(bd, ge, 0, 1);
@@ -1844,6 +1856,7 @@ static void bfq_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 							     bfq_charge(bd, bfqq, bfqq->next_rq)),
 						   bfqq->e.service);
 			bfq_requeue_entity(bd, &bfqq->e);
+			bfq_group_activate(bd, bfqq->e.sd->owner);
 		}
 	}
 	if (bd->low_latency && (old_coeff == 1 || bfqq->wr_coeff == 1 || interactive))
