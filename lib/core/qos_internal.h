@@ -66,6 +66,10 @@ struct elv_thr {
 	uint8_t nr_dir[2];     /* leaky bucket: buckets a request of each direction meets */
 	uint8_t dir_idx[2][4]; /* and their indexes */
 	uint64_t slice, tick; /* io.max slice and clock tick (ns) */
+	/* Leaky buckets: every level is below its allowance at any queue time after this one
+	 * (the latest level minus its allowance, kept as levels fill), so one comparison clears a
+	 * request of every bucket it meets. */
+	uint64_t calm_from;
 	union {
 		struct elv_thr_bucket b[ELV_THROTTLE_NR];
 		struct elv_iomax_dir d[2];

@@ -249,6 +249,7 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 		return;
 	}
 	th->nr_dir[0] = th->nr_dir[1] = 0;
+	th->calm_from = now; /* every level empty: below its allowance from now on */
 	for (k = 0; k < ELV_THROTTLE_NR; k++) {
 		if (!(th->used & (1u << k)))
 			continue;
@@ -327,22 +328,33 @@ static ELV_COLD void elv_bucket_size(struct elv_thr_bucket *b, uint64_t bytes)
 		b->blast_ns = ELV_QOS_HORIZON, b->blast_rem = 0;
 }
 
+/* @t (a level minus its allowance) joins the time after which every level is calm. */
+static inline void elv_calm_after(uint64_t *calm_from, uint64_t t)
+{
+	if (elv_time_after(t, *calm_from))
+		*calm_from = t;
+}
+
 /* Fill bucket @b with a request of @bytes: one op, bytes / op size ops, or bytes. */
 static ELV_SPEED_INLINE void elv_bucket_charge(struct elv_thr_bucket *b, uint64_t bytes,
-					       uint64_t now)
+					       uint64_t now, uint64_t *calm_from)
 {
 	if (bytes <= b->unit_upto) {
 		elv_level_fill(&b->tat, &b->frac, b->unit, b->unit_rem, b->den, now);
 		if (b->bden)
 			elv_level_fill(&b->btat, &b->bfrac, b->bunit, b->bunit_rem, b->bden, now);
-		return;
+	} else {
+		/* Request sizes repeat: the division is done once per size change. */
+		if (ELV_UNLIKELY(bytes != b->last_bytes))
+			elv_bucket_size(b, bytes);
+		elv_level_fill(&b->tat, &b->frac, b->last_ns, b->last_rem, b->den, now);
+		if (b->bden)
+			elv_level_fill(&b->btat, &b->bfrac, b->blast_ns, b->blast_rem, b->bden,
+				       now);
 	}
-	/* Request sizes repeat: the division is done once per size change. */
-	if (ELV_UNLIKELY(bytes != b->last_bytes))
-		elv_bucket_size(b, bytes);
-	elv_level_fill(&b->tat, &b->frac, b->last_ns, b->last_rem, b->den, now);
+	elv_calm_after(calm_from, b->tat - b->cap);
 	if (b->bden)
-		elv_level_fill(&b->btat, &b->bfrac, b->blast_ns, b->blast_rem, b->bden, now);
+		elv_calm_after(calm_from, b->btat - ELV_NSEC_PER_SEC / 10);
 }
 
 /* ---- io.max -------------------------------------------------------------------------- */
@@ -469,7 +481,7 @@ static ELV_SPEED_INLINE void elv_thr_charge_in(struct elv_thr *th, int dir, uint
 		return;
 	}
 	for (i = 0; i < th->nr_dir[dir]; i++)
-		elv_bucket_charge(&th->u.b[th->dir_idx[dir][i]], bytes, now);
+		elv_bucket_charge(&th->u.b[th->dir_idx[dir][i]], bytes, now, &th->calm_from);
 }
 
 uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued)
@@ -484,7 +496,15 @@ void elv_thr_charge(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
 
 uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
 {
-	uint64_t w = elv_thr_wait_in(th, dir, bytes, now, 0);
+	uint64_t w;
+
+	/* Leaky buckets all below their allowances, as a request nearly always finds them. */
+	if (ELV_LIKELY(th->on && th->mode != ELV_THROTTLE_IOMAX &&
+		       elv_time_after(now, th->calm_from))) {
+		elv_thr_charge_in(th, dir, bytes, now);
+		return 0;
+	}
+	w = elv_thr_wait_in(th, dir, bytes, now, 0);
 
 	if (!w)
 		elv_thr_charge_in(th, dir, bytes, now);
@@ -508,6 +528,10 @@ int elv_thr_check(const struct elv_thr *th)
 		if (!(th->used & (1u << k)))
 			continue;
 		if (!b->den || b->frac >= b->den || (b->bden && b->bfrac >= b->bden))
+			return ELV_EINVAL;
+		/* No level may be above its allowance after calm_from. */
+		if (elv_time_before(th->calm_from, b->tat - b->cap) ||
+		    (b->bden && elv_time_before(th->calm_from, b->btat - ELV_NSEC_PER_SEC / 10)))
 			return ELV_EINVAL;
 	}
 	return 0;
