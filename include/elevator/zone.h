@@ -156,7 +156,9 @@ struct elv_zone_info {
 
 /**
  * @brief Bytes of memory the zone stage needs for @p geo (a header and one entry per zone).
- * @return the size, or 0 when @p geo is NULL or does not add up (see elv_zone_attach()).
+ * @return the size, or 0 when @p geo is NULL or does not add up (see elv_zone_attach()), or
+ *         when the size does not fit a size_t (billions of zones on a 32-bit target; then
+ *         elv_zone_attach() refuses the geometry with ELV_EINVAL).
  */
 ELV_API size_t elv_zone_size(const struct elv_zone_geometry *geo);
 

@@ -889,8 +889,13 @@ static void test_zone_geometry(void **state)
 	geo_bad(&g);
 	g.nr_sectors = ((uint64_t)1 << 63) - ((uint64_t)1 << 32) - 1; /* 2^32 - 2, the last short */
 	need = elv_zone_size(&g);
-	assert_true(need > sizeof(zmem2));
-	REFUSED(ELV_ENOSPC, elv_zone_attach(fx.q, &g, zmem2, sizeof(zmem2), on_fail, &fx));
+	if (sizeof(size_t) < 8) { /* 2^32 - 2 zones do not fit a 32-bit address space */
+		assert_int_equal(need, 0);
+		REFUSED(ELV_EINVAL, elv_zone_attach(fx.q, &g, zmem2, sizeof(zmem2), on_fail, &fx));
+	} else {
+		assert_true(need > sizeof(zmem2));
+		REFUSED(ELV_ENOSPC, elv_zone_attach(fx.q, &g, zmem2, sizeof(zmem2), on_fail, &fx));
+	}
 	geo_default(&g);
 	g.max_open = 4;
 	g.max_active = 3;
