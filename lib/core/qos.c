@@ -820,6 +820,9 @@ int elv_qos_attach(struct elv_queue *q, struct elv_qos *qos, const struct elv_qo
 	struct elv_qstate *qs = (struct elv_qstate *)(void *)qos;
 	int err = elv_gate_err(q);
 
+#if defined(ELV_NO_STAGES)
+	err = ELV_ENOSYS; /* no admission stages in this build: the QoS stage is one */
+#endif
 	if (err)
 		return err;
 	if (!qos)

@@ -180,8 +180,11 @@ size_t elv_queue_size_data(size_t data_size, const struct elv_config *cfg)
 /* Whether a merge must ask anyone: the policy, the host or an attached stage. */
 void elv_merge_veto_update(struct elv_queue *q)
 {
-	q->merge_veto = (uint8_t)(q->policy->allow_merge != NULL || q->cfg.allow_merge != NULL ||
-				  q->stages != 0);
+	q->merge_veto = (uint8_t)(q->policy->allow_merge != NULL || q->cfg.allow_merge != NULL
+#if !defined(ELV_NO_STAGES)
+				  || q->stages != 0
+#endif
+	);
 }
 
 /* Give the policy fresh state: zeroed, tunables at their defaults, then its init hook. */
@@ -562,6 +565,11 @@ static ELV_COLD int elv_add_slow(struct elv_queue *q, struct elv_request *rq, ui
 {
 	int err = rq ? elv_gate_err(q) : ELV_EINVAL;
 
+#if defined(ELV_NO_STAGES)
+	/* No stage is ever attached, so the gate is open or refuses: only errors come here. */
+	(void)now;
+	return err;
+#else
 	if (err)
 		return err;
 	if (elv_add_suspect(q, rq) && (err = elv_add_check(q, rq)) != 0)
@@ -571,6 +579,7 @@ static ELV_COLD int elv_add_slow(struct elv_queue *q, struct elv_request *rq, ui
 		return ELV_ENOSYS;
 #endif
 	return q->stage_vt->add(q, rq, now);
+#endif
 }
 
 int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
@@ -693,6 +702,11 @@ static ELV_COLD int elv_dispatch_slow(struct elv_queue *q, uint64_t now, unsigne
 {
 	int err = out && !(flags & ~(unsigned)ELV_DISPATCH_FORCE) ? elv_gate_err(q) : ELV_EINVAL;
 
+#if defined(ELV_NO_STAGES)
+	/* No stage is ever attached, so the gate is open or refuses: only errors come here. */
+	(void)now;
+	return err;
+#else
 	if (err)
 		return err;
 	/* Stages attached: what they may release joins the policy first. */
@@ -703,6 +717,7 @@ static ELV_COLD int elv_dispatch_slow(struct elv_queue *q, uint64_t now, unsigne
 	if (err == 0 && q->stage_hear)
 		q->stage_vt->dispatched(q, *out, now);
 	return err;
+#endif
 }
 
 int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out)
@@ -721,8 +736,10 @@ uint64_t elv_next_event(const struct elv_queue *q)
 	if (!q || q->gate == ELV_GATE_EXITED)
 		return ELV_TIME_NEVER;
 	t = q->policy->next_event ? q->policy->next_event(q) : ELV_TIME_NEVER;
+#if !defined(ELV_NO_STAGES)
 	if (ELV_UNLIKELY(q->stages))
 		t = q->stage_vt->next_event(q, t);
+#endif
 	/* Policies keep the queue's time; the host gets its own. */
 	return t == ELV_TIME_NEVER ? t : elv_time_event(t - q->time_offset);
 }
@@ -743,6 +760,7 @@ static ELV_SPEED_INLINE int elv_back_from_device(struct elv_queue *q, struct elv
 	return 0;
 }
 
+#if !defined(ELV_NO_STAGES)
 /*
  * Completion with a status, or on a queue with stages: the stages learn the outcome, then
  * what they may release joins the policy.
@@ -761,8 +779,18 @@ static ELV_COLD void elv_complete_slow(struct elv_queue *q, struct elv_request *
 		q->stage_vt->pump(q, now);
 }
 
+#endif
+
 int elv_complete_status(struct elv_queue *q, struct elv_request *rq, int status, uint64_t now)
 {
+#if defined(ELV_NO_STAGES)
+	/* A status is for the stages (a zone's write pointer): there are none. */
+	(void)q;
+	(void)rq;
+	(void)status;
+	(void)now;
+	return ELV_ENOSYS;
+#else
 	int err;
 
 	if (status > 0)
@@ -772,12 +800,17 @@ int elv_complete_status(struct elv_queue *q, struct elv_request *rq, int status,
 		return err;
 	elv_complete_slow(q, rq, status, now);
 	return 0;
+#endif
 }
 
 int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	if (ELV_UNLIKELY(!q || q->gate != ELV_GATE_OPEN)) /* closed, or stages attached */
+#if defined(ELV_NO_STAGES)
+		return elv_gate_err(q);
+#else
 		return elv_complete_status(q, rq, 0, now);
+#endif
 	if (ELV_UNLIKELY(!rq || rq->state != ELV_RQ_DISPATCHED || rq->hlink.owner != q))
 		return ELV_EINVAL;
 	now = elv_clock(q, now);

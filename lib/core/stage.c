@@ -89,6 +89,9 @@ int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_
 {
 	int err = elv_gate_err(q);
 
+#if defined(ELV_NO_STAGES)
+	err = ELV_ENOSYS; /* the core has no stage paths: nothing may attach */
+#endif
 	if (err)
 		return err;
 	if (slot >= ELV_STAGE_NR || !ops || !ops->admit || !ops->release ||

@@ -693,6 +693,9 @@ int elv_zone_attach(struct elv_queue *q, const struct elv_zone_geometry *geo, vo
 	uint32_t n;
 	int err = elv_gate_err(q);
 
+#if defined(ELV_NO_STAGES)
+	err = ELV_ENOSYS; /* no admission stages in this build: the zone stage is one */
+#endif
 	if (err)
 		return err;
 	if (!mem || ((uintptr_t)mem & 7u) || !fail || !need)

@@ -12,6 +12,8 @@
 
 #include "elevator/elevator.h"
 #include "elevator/policy.h"
+#include "elevator/qos.h"
+#include "elevator/zone.h"
 
 static uint64_t mem[4096];
 static unsigned checks;
@@ -192,6 +194,49 @@ static int lifecycle(struct elv_queue *q)
 	return 0;
 }
 
+static void on_zone_fail(void *ctx, struct elv_request *rq, int err)
+{
+	(void)ctx;
+	(void)rq;
+	(void)err;
+}
+
+/* The admission stages (zone write plugging, QoS) and the completion status they hear. */
+static int stages(struct elv_queue *q)
+{
+	static uint64_t zmem[512];
+	static struct elv_qos qos;
+	const struct elv_zone_geometry geo = { .nr_sectors = 1u << 20, .zone_sectors = 1u << 16 };
+	struct elv_request r, *out;
+
+	EXPECT(elv_zone_size(&geo) != 0 && elv_zone_size(&geo) <= sizeof(zmem));
+	rq_set(&r, 30000, 8);
+	EXPECT(elv_add(q, &r, now_ns++) == 0);
+	EXPECT(elv_dispatch(q, now_ns++, ELV_DISPATCH_FORCE, &out) == 0 && out == &r);
+#if defined(ELV_NO_STAGES)
+	EXPECT(elv_complete_status(q, &r, -5, now_ns++) == ELV_ENOSYS);
+	EXPECT(elv_queue_nr_in_flight(q) == 1);
+	EXPECT(elv_complete(q, &r, now_ns++) == 0);
+	EXPECT(elv_zone_attach(q, &geo, zmem, sizeof(zmem), on_zone_fail, NULL) == ELV_ENOSYS);
+	EXPECT(elv_zone_detach(q) != 0);
+	EXPECT(elv_qos_attach(q, &qos, NULL, now_ns++) == ELV_ENOSYS);
+	EXPECT(elv_qos_detach(q, now_ns++) != 0);
+#else
+	EXPECT(elv_complete_status(q, &r, -5, now_ns++) == 0);
+	EXPECT(elv_queue_nr_in_flight(q) == 0);
+	EXPECT(elv_zone_attach(q, &geo, zmem, sizeof(zmem), on_zone_fail, NULL) == 0);
+	EXPECT(elv_qos_attach(q, &qos, NULL, now_ns++) == 0);
+	rq_set(&r, 40000, 8); /* through both stages and back */
+	EXPECT(elv_add(q, &r, now_ns++) == 0);
+	EXPECT(elv_dispatch(q, now_ns++, ELV_DISPATCH_FORCE, &out) == 0 && out == &r);
+	EXPECT(elv_complete_status(q, &r, 0, now_ns++) == 0);
+	EXPECT(elv_qos_detach(q, now_ns++) == 0);
+	EXPECT(elv_zone_detach(q) == 0);
+#endif
+	EXPECT(elv_queue_nr_in_flight(q) == 0 && elv_queue_nr_queued(q) == 0);
+	return 0;
+}
+
 static int streams(struct elv_queue *q)
 {
 	struct elv_stream s;
@@ -287,7 +332,7 @@ static int one_policy(const struct elv_policy *p, const struct elv_policy *next)
 	cfg.trace = NULL;
 #endif
 	EXPECT(elv_queue_init(&q, mem, sizeof(mem), p, &cfg) == 0);
-	if (merges(q, &seen) || lifecycle(q) || streams(q) || knobs(q, &seen))
+	if (merges(q, &seen) || lifecycle(q) || stages(q) || streams(q) || knobs(q, &seen))
 		return 1;
 
 	/* Another policy takes over a queued request. */

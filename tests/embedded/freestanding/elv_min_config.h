@@ -28,5 +28,6 @@
 #define ELV_NO_STATS 1
 #define ELV_NO_TRACE 1
 #define ELV_NO_TUNABLES 1
+#define ELV_NO_STAGES 1
 
 #endif /* ELV_MIN_CONFIG_H */
