@@ -392,8 +392,14 @@ int elv_stream_set_prio(struct elv_queue *q, struct elv_stream *s, uint8_t iopri
 /* The zone operations and the zone-append flag exist only on a queue with a zone stage. */
 static int elv_zone_rq_ok(const struct elv_queue *q, const struct elv_request *rq)
 {
+#if defined(ELV_NO_STAGES)
+	(void)q;
+	(void)rq;
+	return 0; /* no zone stage can be attached */
+#else
 	return q->stage[ELV_STAGE_ZONE].ops && rq->op <= ELV_OP_ZONE_FINISH &&
 	       !(rq->flags & ~(ELV_RQ_FLAGS_ALL | ELV_RQ_ZONE_APPEND));
+#endif
 }
 
 /* The exact verdict on a request elv_add_suspect() flagged (rare: nearly always an error). */
