@@ -92,7 +92,7 @@ objects "$work/objs-min" >"$work/objects-min.txt"
 # Each option alone (ELV_NO_STATS with ELV_NO_SWITCH, which CFQ needs), for what it saves.
 opt_list="ELV_NO_MERGE ELV_NO_FRONT_MERGE ELV_NO_REQ_MERGE ELV_NO_CANCEL ELV_NO_REQUEUE
 ELV_NO_BARRIER ELV_NO_SWITCH ELV_NO_STREAMS ELV_NO_STATS+ELV_NO_SWITCH ELV_NO_TRACE
-ELV_NO_TUNABLES ELV_NO_CHECK ELV_NO_STRERROR"
+ELV_NO_TUNABLES ELV_NO_STAGES ELV_NO_CHECK ELV_NO_STRERROR"
 for o in $opt_list; do
 	# shellcheck disable=SC2046
 	"$root/tests/embedded/freestanding.sh" --cc arm --opt -Os --no-assert \
