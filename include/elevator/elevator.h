@@ -70,7 +70,7 @@ extern "C" {
  * ABI-incompatible, and the SONAME is libelevator.so.0.MINOR. From 1.0 on, compatible within
  * a major version.
  */
-#define ELV_VERSION_MINOR 2
+#define ELV_VERSION_MINOR 3
 /** @brief Patch version: fixes only. */
 #define ELV_VERSION_PATCH 0
 /** @brief The version as one number: MAJOR * 10000 + MINOR * 100 + PATCH. */
