@@ -239,23 +239,23 @@ static void ky_set_edges(struct ky_data *d)
 
 /*
  * min((lat - 1) / width, 7), and 0 for 0, by comparisons instead of a division: one by one
- * up to the target, where a controlled domain's samples mostly fall, then by halves.
+ * up to the target, where a controlled domain's samples mostly fall, then by halves. For
+ * lat > 0, lat - 1 >= edge[j] is lat > edge[j]; 0 is above no edge, so it needs no case.
  */
 static inline unsigned ky_bucket(const uint64_t *edge, uint64_t lat)
 {
-	uint64_t x = lat ? lat - 1 : 0;
 	unsigned b;
 
-	if (x < edge[1])
+	if (lat <= edge[1])
 		return 0;
-	if (x < edge[2])
+	if (lat <= edge[2])
 		return 1;
-	if (x < edge[3])
+	if (lat <= edge[3])
 		return 2;
-	if (x < edge[4])
+	if (lat <= edge[4])
 		return 3;
-	b = x >= edge[6] ? 6u : 4u;
-	return b + (x >= edge[b + 1]);
+	b = lat > edge[6] ? 6u : 4u;
+	return b + (lat > edge[b + 1]);
 }
 
 /*
@@ -551,10 +551,9 @@ static inline void ky_back(struct ky_data *d, struct elv_request *rq, uint64_t n
 		return;
 	/* The counts guard against a stale stamp of an earlier instance that matched. */
 	if (tag & KY_TAG_TOKEN) {
-		if (kd->in_use)
-			kd->in_use--;
-		if ((tag & KY_TAG_ASYNC) && d->async_in_flight)
-			d->async_in_flight--;
+		kd->in_use -= kd->in_use != 0;
+		if (tag & KY_TAG_ASYNC)
+			d->async_in_flight -= d->async_in_flight != 0;
 	}
 	io_start = ky_stamp_time(rq);
 	if (!done) {
