@@ -21,9 +21,10 @@
  * Groups (struct elv_group) are one level below the root: a group is an entity of the root
  * with its own service trees, as a cgroup in Linux.
  *
- * Not modelled: early and stable queue merging of cooperating streams (the fact sheet keeps
- * it off by default for the library: streams are explicit), multi-actuator devices, the
- * admission depth limits (the core has no request pool), and the out-of-memory queue.
+ * Early queue merging of cooperating streams (1.15) is done on rotational or non-queueing
+ * devices only; a merge ends when the shared queue turns seeky or a stream exits or moves.
+ * Not modelled: stable merging, multi-actuator devices, the admission depth limits (the core
+ * has no request pool), and the out-of-memory queue.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -47,6 +48,8 @@
 #define BFQ_CL_IDLE_TIMEOUT (200 * BFQ_MS)
 #define BFQ_MIN_TT (2 * BFQ_MS)
 #define BFQ_SEEK_THR 800ULL
+#define BFQ_CLOSE_THR 8192ULL            /* 1.15: cooperating streams are this close */
+#define BFQ_COOP_AGE (100 * BFQ_MS)      /* 1.15: only a young queue is merged */
 #define BFQ_SECT_THR_NONROT 64u
 #define BFQ_SEEKY_BITS 19 /* seeky when more than 19 of the last 32 requests seeked */
 #define BFQ_WR_COEFF 30u
@@ -202,6 +205,10 @@ struct bfq_stream {
 	struct bfq_queue sync;
 	struct bfq_queue async;
 	struct bfq_sync_x x;
+	struct bfq_stream *host;      /* merged: the stream whose sync queue serves our sync I/O */
+	struct bfq_stream *guest;     /* the stream merged into our sync queue */
+	const struct bfq_queue *old_host; /* stamp of our requests dispatched by a host; compared only */
+	uint32_t host_inflight;       /* those still in flight (counted by our queue after a split) */
 };
 
 _Static_assert(sizeof(struct bfq_stream) <= ELV_STREAM_PRIV_BYTES,
@@ -1566,7 +1573,9 @@ static struct bfq_queue *bfq_rq_queue(struct bfq_data *bd, const struct elv_requ
 	if (rq->stream) {
 		struct bfq_stream *bs = bfq_stream(rq->stream);
 
-		return elv_rq_is_sync(rq) ? &bs->sync : &bs->async;
+		if (!elv_rq_is_sync(rq))
+			return &bs->async;
+		return bs->host ? &bs->host->sync : &bs->sync;
 	}
 	return &bd->anon[bfq_class_of(elv_rq_prio(rq))];
 }
@@ -1589,10 +1598,14 @@ static struct bfq_queue *bfq_unstamp(struct bfq_data *bd, struct elv_request *rq
 {
 	struct elv_rb_node *n = elv_rq_rb(rq);
 	struct bfq_queue *bfqq = bfq_rq_queue(bd, rq);
+	struct bfq_stream *bs = rq->stream && elv_rq_is_sync(rq) ? bfq_stream(rq->stream) : NULL;
+	int hosted = bs && bs->host_inflight && n->left == (const void *)bs->old_host;
 
-	if (n->parent_color != (uintptr_t)bd->epoch || n->left != (void *)bfqq ||
+	if (n->parent_color != (uintptr_t)bd->epoch || (n->left != (void *)bfqq && !hosted) ||
 	    n->right != (const void *)bd || !bfqq->dispatched)
 		return NULL;
+	if (hosted)
+		bs->host_inflight--;
 	n->parent_color = 0;
 	n->left = NULL;
 	n->right = NULL;
@@ -1812,15 +1825,23 @@ static void bfq_file_rq(struct bfq_data *bd, struct bfq_queue *bfqq, struct elv_
 	bfqq->next_rq = bfq_choose(bd, bfqq->next_rq, rq, bd->last_position);
 }
 
+static void bfq_coop(struct elv_queue *q, struct bfq_data *bd, const struct elv_request *rq,
+		     uint64_t now);
+
 static void bfq_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct bfq_data *bd = bfq_data(q);
-	struct bfq_queue *bfqq = bfq_rq_queue(bd, rq);
-	struct elv_request *old_next = bfqq->next_rq;
-	uint32_t old_coeff = bfqq->wr_coeff;
+	struct bfq_queue *bfqq;
+	struct elv_request *old_next;
+	uint32_t old_coeff;
 	int interactive = 0;
 
 	bfq_tick(q, bd, now);
+	if (rq->stream && elv_rq_is_sync(rq))
+		bfq_coop(q, bd, rq, now);
+	bfqq = bfq_rq_queue(bd, rq);
+	old_next = bfqq->next_rq;
+	old_coeff = bfqq->wr_coeff;
 	if (bfqq->x) {
 		if ((bfqq->flags & BFQQ_JUST_CREATED) && (bd->burst_size || !bfq_tot_busy(bd)))
 			bfq_handle_burst(bd, bfqq, now);
@@ -1898,6 +1919,111 @@ static void bfq_emptied(struct bfq_data *bd, struct bfq_queue *bfqq)
 	}
 }
 
+/* ---- queue merging (1.15) ------------------------------------------------------------ */
+
+/*
+ * Split @host from its guest: the guest's queued requests go back to its own sync queue, in
+ * their order, and its requests in flight are counted there from now on (their stamps still
+ * name the host's queue, which old_host remembers).
+ */
+static void bfq_split(struct elv_queue *q, struct bfq_data *bd, struct bfq_stream *host,
+		      uint64_t now)
+{
+	struct bfq_stream *guest = host->guest;
+	struct elv_list *l, *nx;
+	int interactive = 0;
+
+	host->guest = NULL;
+	guest->host = NULL;
+	for (l = host->sync.fifo.next; l != &host->sync.fifo; l = nx) {
+		struct elv_request *rq = elv_list_rq(l);
+
+		nx = l->next;
+		if (rq->stream != guest->sync.stream)
+			continue;
+		bfq_unfile_rq(bd, &host->sync, rq);
+		bfq_file_rq(bd, &guest->sync, rq);
+	}
+	host->sync.dispatched -= guest->host_inflight;
+	guest->sync.dispatched += guest->host_inflight;
+	bfq_wtree_sync(bd, &host->sync);
+	bfq_wtree_sync(bd, &guest->sync);
+	bfq_emptied(bd, &host->sync);
+	if (guest->sync.queued && !bfqq_busy(&guest->sync))
+		bfq_add_busy(q, bd, &guest->sync, &interactive, now);
+}
+
+/* Whether @c's stream may take in the stream of @bfqq (1.15: both sync, alike, not seeky). */
+static int bfq_may_host(const struct bfq_queue *bfqq, const struct bfq_queue *c)
+{
+	const struct bfq_stream *cs;
+
+	if (!c || c == bfqq || !c->x || !c->stream || c->e.cls != bfqq->e.cls ||
+	    c->e.cls == BFQ_IDLE || c->e.sd != bfqq->e.sd || bfqq_seeky(c))
+		return 0;
+	cs = bfq_stream(c->stream);
+	return c == &cs->sync && !cs->host && !cs->guest;
+}
+
+static int bfq_close(uint64_t a, uint64_t b)
+{
+	return (a > b ? a - b : b - a) <= BFQ_CLOSE_THR;
+}
+
+/*
+ * Before a sync request of a stream is filed: split a merged queue that turned seeky, or merge
+ * the stream into the queue of a cooperating one (1.15 EQM), except on non-rotational devices
+ * that queue commands. Only a stream whose own sync queue is idle and empty is merged.
+ */
+static void bfq_coop(struct elv_queue *q, struct bfq_data *bd, const struct elv_request *rq,
+		     uint64_t now)
+{
+	struct bfq_stream *bs = bfq_stream(rq->stream);
+	struct bfq_queue *bfqq = &bs->sync, *c = NULL;
+	struct elv_list *l;
+
+	if (bs->host || bs->guest) {
+		struct bfq_stream *host = bs->host ? bs->host : bs;
+
+		if (bfqq_seeky(&host->sync))
+			bfq_split(q, bd, host, now);
+		return;
+	}
+	/* the cheap tests first: this runs for every sync arrival */
+	if ((bd->nonrot && bd->hw_tag) || bfqq_busy(bfqq) || bfqq->dispatched ||
+	    bs->host_inflight || bfqq->e.cls == BFQ_IDLE || !bfq_tot_busy(bd) ||
+	    (bs->x.service_from_backlogged && bfqq->first_io_time &&
+	     elv_time_after(now, bfqq->first_io_time + BFQ_COOP_AGE)) || bfqq_seeky(bfqq))
+		return;
+	if (bfq_may_host(bfqq, bd->in_service) && bfq_close(bd->in_serv_last_pos, rq->sector)) {
+		c = bd->in_service;
+	} else {
+		for (l = bd->busy.next; l != &bd->busy && !c; l = l->next) {
+			struct bfq_queue *o = elv_container_of(l, struct bfq_queue, busy_link);
+
+			if (o->next_rq && bfq_close(o->next_rq->sector, rq->sector) &&
+			    bfq_may_host(bfqq, o))
+				c = o;
+		}
+	}
+	if (!c)
+		return;
+	bs->host = bfq_stream(c->stream);
+	bs->host->guest = bs;
+	bs->old_host = c;
+}
+
+/* A stream leaves or changes group: its merge ends first, so every request keeps a queue. */
+static void bfq_unmerge(struct elv_queue *q, struct bfq_data *bd, struct bfq_stream *bs)
+{
+	if (bs->guest)
+		bfq_split(q, bd, bs, bd->now);
+	if (bs->host) {
+		bs->host->guest = NULL;
+		bs->host = NULL;
+	}
+}
+
 static void bfq_remove(struct elv_queue *q, struct elv_request *rq)
 {
 	struct bfq_data *bd = bfq_data(q);
@@ -1972,6 +2098,8 @@ static struct elv_request *bfq_dispatch_from(struct elv_queue *q, struct bfq_dat
 	bfq_unfile_rq(bd, bfqq, rq);
 	bfqq->dispatched++;
 	bfq_stamp(bd, bfqq, rq);
+	if (rq->stream && elv_rq_is_sync(rq) && bfq_stream(rq->stream)->host)
+		bfq_stream(rq->stream)->host_inflight++;
 	bfq_emptied(bd, bfqq);
 	if (bfqq == bd->in_service) {
 		bfq_update_wr_data(bd, bfqq, now);
@@ -2258,6 +2386,7 @@ static void bfq_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t 
 	struct bfq_data *bd = bfq_data(q);
 
 	bfq_tick(q, bd, now);
+	bfq_unmerge(q, bd, bfq_stream(s));
 	bfq_queue_detach(q, bd, &bfq_stream(s)->sync);
 	bfq_queue_detach(q, bd, &bfq_stream(s)->async);
 }
@@ -2311,6 +2440,7 @@ static void bfq_reweight(struct elv_queue *q, struct elv_stream *s,
 		return;
 	bs = bfq_stream(s);
 	sd = bfq_stream_sched(bd, s);
+	bfq_unmerge(q, bd, bs);
 	bfq_queue_detach(q, bd, &bs->sync);
 	bfq_queue_detach(q, bd, &bs->async);
 	bs->sync.e.sd = sd;

@@ -1,7 +1,8 @@
 /*
  * bfq: the behavioural scenarios of its fact sheet (weighted sharing, budget growth and
- * warm-up, interactive and soft real-time weight raising, large bursts, the IDLE class),
- * weights of streams and groups, tunable validation and the policy's invariants.
+ * warm-up, interactive and soft real-time weight raising, large bursts, the IDLE class,
+ * merging of cooperating streams), weights of streams and groups, tunable validation and
+ * the policy's invariants.
  *
  * A small simulated host drives the queue: a device that serves one request at a time (or
  * @depth) at a constant transfer rate, greedy sequential readers that always keep a number
@@ -903,6 +904,124 @@ static void test_async_raising_ends_unapplied(void **state)
 	sim_finish(&SIM);
 }
 
+
+/* ---- queue merging (1.15) ---- */
+
+static void coop_add(struct sim *m, struct sst *t, uint64_t sector)
+{
+	t->next_sector = sector;
+	sim_add(m, t);
+}
+
+/* Dispatch one request (depth 1: the previous one completed first); its stream's index. */
+static int coop_next(struct sim *m)
+{
+	struct elv_request *rq;
+	struct sio *io;
+
+	m->now += MS;
+	sim_complete(m);
+	if (m->nr_inflight) {
+		m->now = m->inflight[0]->done;
+		sim_complete(m);
+	}
+	if (elv_dispatch(m->q, m->now, ELV_DISPATCH_FORCE, &rq) != 0)
+		return -1;
+	check(m);
+	io = elv_container_of(rq, struct sio, rq);
+	io->st->queued--;
+	io->done = m->now + rq->nr_sectors * m->ns_per_sector;
+	m->inflight[m->nr_inflight++] = io;
+	return (int)(io->st - m->st);
+}
+
+/*
+ * Two readers interleave 128-sector requests 256 sectors apart (A at 10000, 10256, ...; B at
+ * 10128, 10384, ...). A is in service when B's first request arrives next to A's last one.
+ */
+static void coop_start(struct sim *m, int rotational, unsigned depth)
+{
+	struct sst *a, *b;
+
+	sim_setup(m, rotational, depth, 100, 5 * S);
+	a = sim_stream(m, IDLE_ST, 0, 0, NULL);
+	b = sim_stream(m, IDLE_ST, 0, 0, NULL);
+	a->size = b->size = 128;
+	coop_add(m, a, 10000);
+	assert_int_equal(coop_next(m), 0);
+	coop_add(m, b, 10128);
+	coop_add(m, a, 10256);
+	coop_add(m, b, 10384);
+	coop_add(m, a, 10512);
+	coop_add(m, b, 10640);
+}
+
+/* Merged on a rotational disk: one queue serves both streams in sector order. */
+static void test_coop_merge(void **state)
+{
+	static const int order[] = { 1, 0, 1, 0, 1 };
+	struct sim *m = &SIM;
+	unsigned i;
+
+	(void)state;
+	coop_start(m, 1, 1);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(coop_next(m), order[i]);
+	assert_int_equal(coop_next(m), -1);
+	sim_finish(m);
+}
+
+/* Not merged on a non-rotational queueing device: A's own queue keeps being served first. */
+static void test_coop_nonrot(void **state)
+{
+	static const int order[] = { 0, 0, 1, 1, 1 };
+	struct sim *m = &SIM;
+	unsigned i;
+
+	(void)state;
+	coop_start(m, 0, 32);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(coop_next(m), order[i]);
+	assert_int_equal(coop_next(m), -1);
+	sim_finish(m);
+}
+
+/*
+ * The host stream exits while the guest's requests sit in its queue (the host has none left):
+ * the exit succeeds, the guest gets them back in its own queue and all of them are served.
+ * Then the guest exits in a second pair while merged, holding nothing.
+ */
+static void test_coop_split_on_exit(void **state)
+{
+	struct sim *m = &SIM;
+	struct sst *a = &m->st[0], *b = &m->st[1];
+	static const int order[] = { 1, 0, 1, 0 };
+	unsigned i;
+	int n = 0;
+
+	(void)state;
+	coop_start(m, 1, 1);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(coop_next(m), order[i]);
+	m->now = m->inflight[0]->done;
+	sim_complete(m);
+	assert_int_equal(a->outstanding, 0);
+	assert_true(b->queued > 0);
+	assert_int_equal(elv_stream_exit(m->q, &a->s, m->now), 0);
+	check(m);
+	while (b->queued) {
+		assert_int_equal(coop_next(m), 1);
+		n++;
+	}
+	assert_true(n > 0);
+	m->now = m->nr_inflight ? m->inflight[0]->done : m->now;
+	sim_complete(m);
+	assert_int_equal(b->outstanding, 0);
+	assert_int_equal(elv_stream_exit(m->q, &b->s, m->now), 0);
+	check(m);
+	assert_int_equal(elv_queue_exit(m->q), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -922,6 +1041,9 @@ int main(void)
 		cmocka_unit_test(test_group_moves),
 		cmocka_unit_test(test_weights_across_wrap),
 		cmocka_unit_test(test_async_raising_ends_unapplied),
+		cmocka_unit_test(test_coop_merge),
+		cmocka_unit_test(test_coop_nonrot),
+		cmocka_unit_test(test_coop_split_on_exit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
