@@ -1022,6 +1022,31 @@ static void test_coop_split_on_exit(void **state)
 	assert_int_equal(elv_queue_exit(m->q), 0);
 }
 
+/* The host moves to a group while the guest's requests are queued: they get their own queue. */
+static void test_coop_split_on_move(void **state)
+{
+	static const int order[] = { 1, 0, 1, 0 };
+	struct sim *m = &SIM;
+	struct sst *a = &m->st[0], *b = &m->st[1];
+	unsigned i;
+
+	(void)state;
+	coop_start(m, 1, 1);
+	m->grp[0].weight = 100;
+	assert_int_equal(elv_group_init(m->q, &m->grp[0], m->now), 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(coop_next(m), order[i]);
+	m->now = m->inflight[0]->done;
+	sim_complete(m);
+	assert_int_equal(a->outstanding, 0);
+	assert_int_equal(b->queued, 1);
+	assert_int_equal(elv_stream_set_group(m->q, &a->s, &m->grp[0]), 0);
+	check(m);
+	assert_int_equal(coop_next(m), 1);
+	assert_int_equal(coop_next(m), -1);
+	sim_finish(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1044,6 +1069,7 @@ int main(void)
 		cmocka_unit_test(test_coop_merge),
 		cmocka_unit_test(test_coop_nonrot),
 		cmocka_unit_test(test_coop_split_on_exit),
+		cmocka_unit_test(test_coop_split_on_move),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
