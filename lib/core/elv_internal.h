@@ -250,6 +250,9 @@ static inline int elv_gate_err(const struct elv_queue *q)
 	return q->gate > ELV_GATE_STAGED ? ELV_EBUSY : 0;
 }
 
+/* elv_gate_err(), or ELV_ENOSYS on an open queue when stages are compiled out (queue.c). */
+int elv_stage_gate_err(const struct elv_queue *q);
+
 /* Bracket a call into the host (merge, allow_merge, trace, drain fn): calls back are refused. */
 #define ELV_CALLBACK(q, call)                                                                  \
 	do {                                                                                   \

@@ -818,11 +818,8 @@ int elv_qos_attach(struct elv_queue *q, struct elv_qos *qos, const struct elv_qo
 {
 	static const struct elv_qos_settings defaults;
 	struct elv_qstate *qs = (struct elv_qstate *)(void *)qos;
-	int err = elv_gate_err(q);
+	int err = elv_stage_gate_err(q); /* ELV_ENOSYS when stages are compiled out */
 
-#if defined(ELV_NO_STAGES)
-	err = ELV_ENOSYS; /* no admission stages in this build: the QoS stage is one */
-#endif
 	if (err)
 		return err;
 	if (!qos)

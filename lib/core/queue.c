@@ -74,6 +74,22 @@ static inline uint64_t elv_clock(struct elv_queue *q, uint64_t now)
 	return t;
 }
 
+/*
+ * The gate's verdict for attaching an admission stage (zone.c, qos.c, stage.c): ELV_ENOSYS
+ * on an open queue where the core was built without stage paths. Out of line, so that a
+ * build with ELV_NO_STAGES keeps the attach calls' code whole (and checked) behind it.
+ */
+int elv_stage_gate_err(const struct elv_queue *q)
+{
+	int err = elv_gate_err(q);
+
+#if defined(ELV_NO_STAGES)
+	if (!err)
+		err = ELV_ENOSYS;
+#endif
+	return err;
+}
+
 /* elv_clock() for the rest of the core (group.c). */
 uint64_t elv_queue_clock(struct elv_queue *q, uint64_t now)
 {

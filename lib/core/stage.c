@@ -87,11 +87,8 @@ static int elv_stage_quiet(const struct elv_queue *q)
 int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_ops *ops,
 		     void *data)
 {
-	int err = elv_gate_err(q);
+	int err = elv_stage_gate_err(q); /* ELV_ENOSYS when stages are compiled out */
 
-#if defined(ELV_NO_STAGES)
-	err = ELV_ENOSYS; /* the core has no stage paths: nothing may attach */
-#endif
 	if (err)
 		return err;
 	if (slot >= ELV_STAGE_NR || !ops || !ops->admit || !ops->release ||

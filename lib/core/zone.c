@@ -691,11 +691,8 @@ int elv_zone_attach(struct elv_queue *q, const struct elv_zone_geometry *geo, vo
 	size_t need = elv_zone_size(geo);
 	struct elv_zstage *st = mem;
 	uint32_t n;
-	int err = elv_gate_err(q);
+	int err = elv_stage_gate_err(q); /* ELV_ENOSYS when stages are compiled out */
 
-#if defined(ELV_NO_STAGES)
-	err = ELV_ENOSYS; /* no admission stages in this build: the zone stage is one */
-#endif
 	if (err)
 		return err;
 	if (!mem || ((uintptr_t)mem & 7u) || !fail || !need)
