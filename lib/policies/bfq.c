@@ -280,6 +280,7 @@ struct bfq_data {
 	int64_t fifo_expire_async;
 	int64_t back_seek_max;
 	int64_t back_seek_penalty;
+	int64_t queue_merging;
 
 	uint64_t stat[BFQ_NR_STATS];
 	struct bfq_queue anon[BFQ_NR_CLASSES]; /* async requests of no stream, by class */
@@ -1985,10 +1986,14 @@ static void bfq_coop(struct elv_queue *q, struct bfq_data *bd, const struct elv_
 	if (bs->host || bs->guest) {
 		struct bfq_stream *host = bs->host ? bs->host : bs;
 
-		if (bfqq_seeky(&host->sync))
+		/* switched off since: the merge ends at the next arrival, as a seeky one does */
+		if (!bd->queue_merging || bfqq_seeky(&host->sync))
 			bfq_split(q, bd, host, now);
 		return;
 	}
+	/* Off by default: streams are explicit, and merging them is the host's choice. */
+	if (!bd->queue_merging)
+		return;
 	/* the cheap tests first: this runs for every sync arrival */
 	if ((bd->nonrot && bd->hw_tag) || bfqq_busy(bfqq) || bfqq->dispatched ||
 	    bs->host_inflight || bfqq->e.cls == BFQ_IDLE || !bfq_tot_busy(bd) ||
@@ -2628,6 +2633,9 @@ static const struct elv_tunable bfq_tunables[] = {
 	 BFQ_INT_MAX, BFQ_OFF(back_seek_max), 1},
 	{"back_seek_penalty", "factor", "cost of a backward seek relative to a forward one", 2, 1,
 	 BFQ_INT_MAX, BFQ_OFF(back_seek_penalty), 1},
+	{"queue_merging", "bool",
+	 "serve two streams doing interleaved sync I/O close together from one queue (1.15)", 0, 0,
+	 1, BFQ_OFF(queue_merging), 1},
 };
 
 static const char *const bfq_stat_names[BFQ_NR_STATS] = {

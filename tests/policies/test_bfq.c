@@ -653,6 +653,7 @@ static void test_tunables(void **state)
 		{ "fifo_expire_async", "ms", 250, 1, 2147483647 },
 		{ "back_seek_max", "KiB", 16384, 0, 2147483647 },
 		{ "back_seek_penalty", "factor", 2, 1, 2147483647 },
+		{ "queue_merging", "bool", 0, 0, 1 },
 	};
 	const struct elv_tunable *t;
 	unsigned nr, i, j;
@@ -939,11 +940,13 @@ static int coop_next(struct sim *m)
  * Two readers interleave 128-sector requests 256 sectors apart (A at 10000, 10256, ...; B at
  * 10128, 10384, ...). A is in service when B's first request arrives next to A's last one.
  */
-static void coop_start(struct sim *m, int rotational, unsigned depth)
+static void coop_start(struct sim *m, int rotational, unsigned depth, int merging)
 {
 	struct sst *a, *b;
 
 	sim_setup(m, rotational, depth, 100, 5 * S);
+	if (merging)
+		set_tunable(m, "queue_merging", 1);
 	a = sim_stream(m, IDLE_ST, 0, 0, NULL);
 	b = sim_stream(m, IDLE_ST, 0, 0, NULL);
 	a->size = b->size = 128;
@@ -964,7 +967,7 @@ static void test_coop_merge(void **state)
 	unsigned i;
 
 	(void)state;
-	coop_start(m, 1, 1);
+	coop_start(m, 1, 1, 1);
 	for (i = 0; i < 5; i++)
 		assert_int_equal(coop_next(m), order[i]);
 	assert_int_equal(coop_next(m), -1);
@@ -979,7 +982,22 @@ static void test_coop_nonrot(void **state)
 	unsigned i;
 
 	(void)state;
-	coop_start(m, 0, 32);
+	coop_start(m, 0, 32, 1);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(coop_next(m), order[i]);
+	assert_int_equal(coop_next(m), -1);
+	sim_finish(m);
+}
+
+/* Merging is off unless the host asks for it: on the same rotational disk nothing merges. */
+static void test_coop_off_by_default(void **state)
+{
+	static const int order[] = { 0, 0, 1, 1, 1 };
+	struct sim *m = &SIM;
+	unsigned i;
+
+	(void)state;
+	coop_start(m, 1, 1, 0);
 	for (i = 0; i < 5; i++)
 		assert_int_equal(coop_next(m), order[i]);
 	assert_int_equal(coop_next(m), -1);
@@ -1000,7 +1018,7 @@ static void test_coop_split_on_exit(void **state)
 	int n = 0;
 
 	(void)state;
-	coop_start(m, 1, 1);
+	coop_start(m, 1, 1, 1);
 	for (i = 0; i < 4; i++)
 		assert_int_equal(coop_next(m), order[i]);
 	m->now = m->inflight[0]->done;
@@ -1031,7 +1049,7 @@ static void test_coop_split_on_move(void **state)
 	unsigned i;
 
 	(void)state;
-	coop_start(m, 1, 1);
+	coop_start(m, 1, 1, 1);
 	m->grp[0].weight = 100;
 	assert_int_equal(elv_group_init(m->q, &m->grp[0], m->now), 0);
 	for (i = 0; i < 4; i++)
@@ -1068,6 +1086,7 @@ int main(void)
 		cmocka_unit_test(test_async_raising_ends_unapplied),
 		cmocka_unit_test(test_coop_merge),
 		cmocka_unit_test(test_coop_nonrot),
+		cmocka_unit_test(test_coop_off_by_default),
 		cmocka_unit_test(test_coop_split_on_exit),
 		cmocka_unit_test(test_coop_split_on_move),
 	};
