@@ -380,13 +380,16 @@ static void ky_init(struct elv_queue *q)
 	d->async_cap = d->pool * KY_ASYNC_PERCENT / 100u;
 	if (d->async_cap == 0)
 		d->async_cap = 1;
-	/* Grows with every add and dispatch, so an earlier instance's stamps do not match; the
-	 * state's address tells queues apart. Never zero, so a cleared stamp never matches. */
+	/* Grows with every add and dispatch, so an earlier instance's stamps do not match (for
+	 * 2^28 calls: the identity keeps 28 bits; every bit of them, since one dispatch apart
+	 * is enough to tell two instances apart); the state's address tells queues apart.
+	 * Never zero, so a cleared stamp never matches. */
 	id = elv_stats(q, &st) == 0 ? (uint32_t)(st.added + st.dispatched[0] + st.dispatched[1] +
 						  st.requeued)
 				     : 0u;
 	id ^= (uint32_t)((uintptr_t)d >> 3) * 0x9e3779b1u;
-	d->tag = (id | 1u) << KY_TAG_SHIFT;
+	id &= UINT32_MAX >> KY_TAG_SHIFT;
+	d->tag = (id ? id : 1u) << KY_TAG_SHIFT;
 	for (i = 0; i < KY_NR_DOMAINS; i++)
 		d->dom[i].stamp = d->tag | KY_TAG_TOKEN | i;
 	ky_set_edges(d);
