@@ -60,6 +60,7 @@ struct bench_result {
 struct io {
 	struct elv_request rq;
 	struct bnode bn; /* baseline links */
+	int counted;     /* elv_add() took it (it counts in nr_queued until served or merged) */
 };
 
 struct bench_state {
@@ -77,6 +78,7 @@ struct bench_state {
 	uint64_t seek_sum;
 	uint64_t nr_seeks;
 	uint64_t added, merged;
+	uint64_t refused;      /* requests elv_add() or a stage gave back: the case is invalid */
 	struct baseline base;
 	int is_baseline;
 	struct floor_q fq;     /* baseline-hash-fifo */
@@ -86,6 +88,7 @@ struct bench_state {
 	int pattern;
 	struct elv_qos qos;             /* "<policy>+throttle" and "<policy>+mclock" rows */
 	struct elv_qos_client *clients; /* one per stream */
+	void *zone_mem;                 /* "<policy>+zone": the zone stage's memory */
 };
 
 enum { PAT_RANDOM, PAT_MIXED, PAT_SEQUENTIAL, PAT_PRIO };
@@ -165,13 +168,17 @@ static void on_merge(void *ctx, struct elv_request *into, struct elv_request *ab
 		     enum elv_merge_kind kind)
 {
 	struct bench_state *b = ctx;
+	struct io *io = elv_container_of(absorbed, struct io, rq);
 
 	(void)into;
-	/* A back or front merge absorbs the new request (elv_add() returns 1); a request
-	 * merge absorbs one that was queued. */
-	if (kind == ELV_MERGE_REQ)
+	/* A back or front merge inside elv_add() absorbs the new request before it counts
+	 * (elv_add() returns 1). A request merge absorbs one the policy had; a stage's merge
+	 * one that elv_add() took and the stage held, which is a merged arrival all the same. */
+	if (io->counted) {
 		b->nr_queued--;
-	put_io(b, elv_container_of(absorbed, struct io, rq));
+		b->merged += kind != ELV_MERGE_REQ;
+	}
+	put_io(b, io);
 }
 
 static void finish(struct bench_state *b, struct elv_request *rq)
@@ -260,6 +267,7 @@ static void serve_rbf(struct bench_state *b)
 static void add_one(struct bench_state *b)
 {
 	struct io *io = get_io(b);
+	int err;
 
 	if (!io)
 		return;
@@ -281,10 +289,17 @@ static void add_one(struct bench_state *b)
 		return;
 	}
 	/* 1: absorbed by a merge, and the merge callback recycled it already. */
-	if (elv_add(b->q, &io->rq, b->now) == 0)
+	io->counted = 0;
+	err = elv_add(b->q, &io->rq, b->now);
+	if (err == 0) {
+		io->counted = 1;
 		b->nr_queued++;
-	else
+	} else if (err == 1) {
 		b->merged++;
+	} else {
+		b->refused++;
+		put_io(b, io);
+	}
 }
 
 static void serve(struct bench_state *b)
@@ -360,21 +375,36 @@ static int floor_setup(struct bench_state *b, size_t nr_ios)
 }
 
 /*
- * "<policy>+throttle": every stream capped by a leaky-bucket throttle (bytes and operations)
- * it never reaches, so each request is metered and passes; "<policy>+mclock": every stream an
- * mClock client (reservation, weight) with the stage letting `depth` requests out;
- * "<policy>+none": the stage attached and every stream a client without settings (the
- * stage mechanism alone). The cost of the QoS stage is the difference from the plain
- * policy's figures with the same streams (--count <policy> DEPTH 4 PATTERN OPS).
+ * A policy with an admission stage attached, "<policy>+<stage>":
+ *   "+throttle"  every stream capped by a leaky-bucket throttle (bytes and operations) it
+ *                never reaches, so each request is metered and passes;
+ *   "+mclock"    every stream an mClock client (reservation, weight), the stage letting
+ *                `depth` requests out;
+ *   "+none"      the QoS stage attached and every stream a client without settings (the
+ *                stage mechanism alone);
+ *   "+zone"      the zone stage on a device of ZONE_SECTORS-sector sequential zones; the
+ *                sequential pattern's writers start at zone boundaries, so each write is at
+ *                its zone's write pointer.
+ * A stage's cost is the difference from the plain policy's figures with the same streams
+ * and pattern (--count <policy> DEPTH STREAMS PATTERN OPS).
  */
-static const char *qos_kind(const char *impl)
-{
-	const char *plus = strchr(impl, '+');
+#define ZONE_SECTORS (1u << 19) /* 256 MiB zones: 4096 on the bench's device */
 
-	return plus && (!strcmp(plus, "+throttle") || !strcmp(plus, "+mclock") ||
-			!strcmp(plus, "+none"))
-		       ? plus + 1
-		       : NULL;
+static const char *stage_kind(const char *impl)
+{
+	static const char *const kinds[] = { "throttle", "mclock", "none", "zone" };
+	const char *plus = strchr(impl, '+');
+	unsigned i;
+
+	for (i = 0; plus && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(plus + 1, kinds[i]))
+			return kinds[i];
+	return NULL;
+}
+
+static int is_zone_kind(const char *kind)
+{
+	return kind && !strcmp(kind, "zone");
 }
 
 static const struct elv_policy *impl_policy(const char *impl)
@@ -387,6 +417,34 @@ static const struct elv_policy *impl_policy(const char *impl)
 	memcpy(name, impl, n);
 	name[n] = 0;
 	return elv_policy_find(name);
+}
+
+/* A write the zone stage gives back: the harness broke a zone's rules, the case is void. */
+static void on_zone_fail(void *ctx, struct elv_request *rq, int err)
+{
+	struct bench_state *b = ctx;
+
+	(void)err;
+	b->refused++;
+	b->nr_queued--;
+	put_io(b, elv_container_of(rq, struct io, rq));
+}
+
+static int zone_setup(struct bench_state *b)
+{
+	struct elv_zone_geometry geo;
+	size_t len;
+
+	memset(&geo, 0, sizeof(geo));
+	geo.nr_sectors = DEVICE_SECTORS;
+	geo.zone_sectors = ZONE_SECTORS;
+	len = elv_zone_size(&geo);
+	/* Writers must start on zone boundaries (see fill_request()'s sequential pattern). */
+	if (!len || b->pattern != PAT_SEQUENTIAL ||
+	    (DEVICE_SECTORS / (b->c->streams ? b->c->streams : 1)) % ZONE_SECTORS)
+		return -1;
+	b->zone_mem = aligned_alloc(8, (len + 7) & ~(size_t)7);
+	return b->zone_mem ? elv_zone_attach(b->q, &geo, b->zone_mem, len, on_zone_fail, b) : -1;
 }
 
 static int qos_setup(struct bench_state *b, const char *kind)
@@ -465,8 +523,10 @@ static int bench_setup(struct bench_state *b, const struct bench_case *c, void *
 				return -1;
 		}
 	}
-	if (qos_kind(c->impl))
-		return c->streams ? qos_setup(b, qos_kind(c->impl)) : -1;
+	if (is_zone_kind(stage_kind(c->impl)))
+		return zone_setup(b);
+	if (stage_kind(c->impl))
+		return c->streams ? qos_setup(b, stage_kind(c->impl)) : -1;
 	return 0;
 }
 
@@ -482,9 +542,12 @@ static void bench_teardown(struct bench_state *b, void *mem)
 			elv_stream_exit(b->q, &b->streams[i], b->now);
 		if (b->clients)
 			elv_qos_detach(b->q, b->now);
+		if (b->zone_mem)
+			elv_zone_detach(b->q);
 		elv_queue_exit(b->q);
 	}
 	free(mem);
+	free(b->zone_mem);
 	free(b->streams);
 	free(b->clients);
 	free(b->ios);
@@ -539,6 +602,11 @@ static int run_once(const struct bench_case *c, unsigned ops, struct bench_resul
 	bench_loop(&b, ops);
 	t1 = cpu_ns();
 	r->allocs = bench_alloc_count() - a0;
+	if (b.refused) {
+		fprintf(stderr, "elvbench: %s: %" PRIu64 " requests refused\n", c->impl, b.refused);
+		bench_teardown(&b, mem);
+		return -1;
+	}
 	r->ns_per_req = (t1 - t0) / ops;
 	r->mean_seek = b.nr_seeks ? (double)b.seek_sum / (double)b.nr_seeks : 0;
 	r->requests = b.added;
@@ -611,6 +679,7 @@ static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 {
 	static const char *const impls[] = { "noop", "deadline", "anticipatory", "cfq", "kyber",
 					     "bfq", "deadline+throttle", "deadline+mclock",
+					     "deadline+zone",
 					     "baseline-fifo", "baseline-sorted-list",
 					     "baseline-hash-fifo", "baseline-rbtree-fifo",
 					     /* the classic algorithms: random reads only */
@@ -639,7 +708,11 @@ static unsigned build_cases(struct bench_case *out, const char *only, int quick)
 				continue;
 			if (!strcmp(impl, "baseline-sorted-list") && depth > 4096)
 				continue;
-			if (qos_kind(impl)) { /* four tenants; compare with --count deadline D 4 */
+			if (is_zone_kind(stage_kind(impl))) { /* the writers of deadline's rows */
+				add_case(out, &n, impl, depth, 16, "sequential");
+				continue;
+			}
+			if (stage_kind(impl)) { /* four tenants; compare with --count deadline D 4 */
 				add_case(out, &n, impl, depth, 4, "random");
 				add_case(out, &n, impl, depth, 4, "mixed");
 				continue;
@@ -720,8 +793,11 @@ static void help(void)
 	       "  --policy P    only the cases of P (a policy or a baseline name)\n"
 	       "  --json FILE   write every result as JSON\n"
 	       "  --count ...   one run of one case, then one line with its figures; IMPL is a\n"
-	       "                policy or baseline, PATTERN random, mixed, sequential or prio;\n"
-	       "                NR_REQUESTS is DEPTH unless given, 0 the library's default\n\n"
+	       "                policy, a policy with a stage or a baseline, PATTERN random,\n"
+	       "                mixed, sequential or prio; NR_REQUESTS is DEPTH unless given,\n"
+	       "                0 the library's default\n\n"
+	       "stages: POLICY+throttle, POLICY+mclock, POLICY+none (QoS, STREAMS > 0),\n"
+	       "        POLICY+zone (256 MiB zones, sequential pattern, writers on zone starts)\n"
 	       "baselines: baseline-fifo, baseline-sorted-list, baseline-hash-fifo,\n"
 	       "           baseline-rbtree-fifo\n");
 }
