@@ -4,6 +4,7 @@
 #     allocations) from `elvbench --instr --json`,
 #   - the summary at the top and the targets, met or not, computed from the same JSON,
 #   - deadline against the bare legacy deadline (baseline-rbtree-fifo) at every depth,
+#   - deadline with the zone stage attached against deadline on the same writers,
 #   - the per-function instruction split of the target cases and of the bare legacy
 #     deadline (tools/elvbench/profile.sh),
 #   - bytes per request, stream and queue on x86-64 and 32-bit ARM (memory-table.sh), and
@@ -185,6 +186,23 @@ for r in res:
               f"{dl['merged']} | {seek} |")
 legacy = "\n".join(lg)
 
+# The zone stage: deadline+zone against deadline on the same sequential writers, by depth.
+zn = ["| depth | writers | deadline instr/req | deadline+zone instr/req | added by the stage "
+      "| deadline ns/req | deadline+zone ns/req | merged, deadline | merged, deadline+zone |",
+      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+for r in res:
+    if r["impl"] != "deadline+zone":
+        continue
+    dl = find("deadline", r["depth"], r["streams"], r["pattern"])
+    if not dl:
+        continue
+    added = (f"{fmt(instr(r) - instr(dl), 1)}"
+             if instr(dl) is not None and instr(r) is not None else "-")
+    zn.append(f"| {r['depth']} | {r['streams']} | {fmt(instr(dl), 1)} | {fmt(instr(r), 1)} | "
+              f"{added} | {fmt(dl['ns_per_req'], 1)} | {fmt(r['ns_per_req'], 1)} | "
+              f"{dl['merged']} | {r['merged']} |")
+zone = "\n".join(zn)
+
 text = open(doc).read()
 def put(text, name, body):
     pat = re.compile(rf"(<!-- {name}: begin[^\n]*-->\n).*?(<!-- {name}: end -->)", re.S)
@@ -204,6 +222,8 @@ text = put(text, "bench-memory", memory)
 text = put(text, "bench-summary", summary)
 if len(lg) > 2:
     text = put(text, "bench-legacy", legacy)
+if len(zn) > 2:
+    text = put(text, "bench-zone", zone)
 
 # What a queued request costs in all: its struct plus its share of the queue (hash buckets and
 # filter), from the noop queue sizes at nr_requests 1024 and 65536 (both powers of two above
