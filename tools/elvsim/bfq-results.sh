@@ -9,13 +9,9 @@
 # BUILD_DIR/results/bfq/, and puts the section (tools/elvsim/bfq_md.py) into
 # docs/results.md: in place of the old one, else before "## Real traces", else at the end.
 # tools/elvsim/make-results.sh runs it after regenerating the rest.
-set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$(dirname "$0")/results-common.sh"
 build=${1:-$root/build-results}
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DELV_BUILD_TESTS=OFF \
-	-DELV_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build "$build" --target elvsim -j2 >/dev/null
-elvsim="$build/tools/elvsim/elvsim"
+results_build "$build"
 out="$build/results/bfq"
 mkdir -p "$out"
 "$elvsim" list | grep -q '^  bfq ' || { echo "bfq-results: bfq is not built in" >&2; exit 1; }
@@ -27,20 +23,4 @@ for j in weights groups one-reader; do
 		--json "$out/$j.json"
 done
 section=$(python3 "$root/tools/elvsim/bfq_md.py" "$out")
-python3 - "$root/docs/results.md" "$section" <<'PY'
-import sys
-path, section = sys.argv[1], sys.argv[2].rstrip("\n") + "\n"
-text = open(path).read()
-lines = text.splitlines(keepends=True)
-start = next((i for i, l in enumerate(lines) if l.startswith("## BFQ")), None)
-if start is not None:
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")),
-               len(lines))
-    new = lines[:start] + [section, "\n"] + lines[end:]
-else:
-    at = next((i for i, l in enumerate(lines) if l.startswith("## Real traces")), len(lines))
-    new = lines[:at] + [section, "\n"] + lines[at:]
-out = "".join(new).rstrip("\n") + "\n"
-open(path, "w").write(out)
-PY
-echo "wrote the BFQ section of docs/results.md"
+results_section "BFQ" "$section"

@@ -4,13 +4,9 @@
 # turn the JSON into the tables of docs/results.md.
 #
 #   tools/elvsim/make-results.sh [BUILD_DIR]
-set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$(dirname "$0")/results-common.sh"
 build=${1:-$root/build-results}
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DELV_BUILD_TESTS=OFF \
-	-DELV_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build "$build" --target elvsim -j2 >/dev/null
-elvsim="$build/tools/elvsim/elvsim"
+results_build "$build"
 out="$build/results"
 mkdir -p "$out"
 # The Linux elevators here: a classic algorithm (SSTF, LOOK, ...) starves the tree of
