@@ -23,6 +23,7 @@ set(ELV_CORE_SOURCES
 	lib/core/recommend.c
 	lib/core/seek.c
 	lib/core/stage.c
+	lib/core/stream.c
 	lib/core/throttle.c
 	lib/core/tunables.c
 	lib/core/version.c

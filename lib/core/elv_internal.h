@@ -250,6 +250,17 @@ static inline int elv_gate_err(const struct elv_queue *q)
 	return q->gate > ELV_GATE_STAGED ? ELV_EBUSY : 0;
 }
 
+/* @s is registered with @q (queue.c checks a request's stream, stream.c the stream calls). */
+static inline int elv_stream_of(const struct elv_queue *q, const struct elv_stream *s)
+{
+	return (s->flags & ELV_STREAM_REGISTERED) && s->q == q;
+}
+
+static inline int elv_prio_ok(uint8_t p)
+{
+	return p < 32u; /* class in bits 3-4, level in bits 0-2 */
+}
+
 /* elv_gate_err(), or ELV_ENOSYS on an open queue when stages are compiled out (queue.c). */
 int elv_stage_gate_err(const struct elv_queue *q);
 
