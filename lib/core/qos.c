@@ -412,7 +412,7 @@ static int elv_qos_refuses(struct elv_qstate *qs, struct elv_qclient *m,
 }
 
 /* elv_qos_admit() for a stream whose own client, its only one, has mClock settings. */
-static int elv_qos_admit_own_mc(struct elv_queue *q, struct elv_qclient *cs,
+static ELV_QOS_APART int elv_qos_admit_own_mc(struct elv_queue *q, struct elv_qclient *cs,
 					      struct elv_request *rq, int dir, uint64_t now)
 {
 	struct elv_qstate *qs = q->stage[ELV_STAGE_QOS].data;
@@ -460,10 +460,25 @@ hold:
 	return ELV_STAGE_HELD;
 }
 
+/* elv_qos_admit() for a stream whose own client, its only one, has a throttle and nothing
+ * waiting in @dir: PASS counted, or HELD for the time the throttle asks. */
+static ELV_QOS_APART int elv_qos_admit_own_thr(struct elv_queue *q, struct elv_qclient *cs,
+					       struct elv_request *rq, int dir, uint64_t now)
+{
+	uint64_t w = elv_thr_take(&cs->thr, dir, elv_qos_bytes(&cs->thr, rq), now);
+
+	if (w)
+		return elv_qos_hold_own(q, cs, rq, dir, now, w);
+	cs->st.admitted++;
+	cs->st.bytes += (uint64_t)rq->nr_sectors << 9;
+	return ELV_STAGE_PASS;
+}
+
 static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	const struct elv_stream *s = rq->stream;
 	struct elv_qclient *cs;
+	int dir;
 
 	/* Flushes (and zone operations) and anonymous requests pass untouched. */
 	if (!s || rq->op > ELV_OP_DISCARD)
@@ -473,10 +488,16 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 	cs = elv_qc(s->qos);
 	if (!cs)
 		return ELV_STAGE_PASS;
-	/* The usual case: the stream's own client alone. */
+	/* The usual case: the stream's own client alone. Every branch but the plain pass is a
+	 * tail call, so the pass saves no registers. */
+	dir = rq->op != ELV_OP_READ;
 	if (cs->has_mc)
-		return elv_qos_admit_own_mc(q, cs, rq, rq->op != ELV_OP_READ, now);
-	return elv_qos_own_thr(q, cs, rq, rq->op != ELV_OP_READ, now);
+		return elv_qos_admit_own_mc(q, cs, rq, dir, now);
+	if (cs->nr_wait[dir])
+		return elv_qos_hold_own(q, cs, rq, dir, now, 0);
+	if (cs->has_thr)
+		return elv_qos_admit_own_thr(q, cs, rq, dir, now);
+	return ELV_STAGE_PASS;
 }
 
 static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)
