@@ -705,7 +705,8 @@ static void test_idling_switched_off(void **state)
 
 /* ---- lifecycle ---------------------------------------------------------------------- */
 
-static struct sim_io *add_io(int stream, uint8_t op, uint64_t sector, uint8_t flags)
+/* An 8-sector request of @stream (-1: none); elv_add must return @merged (1: merged away). */
+static struct sim_io *add_io_as(int stream, uint8_t op, uint64_t sector, uint8_t flags, int merged)
 {
 	struct sim_io *io = io_get();
 
@@ -715,9 +716,20 @@ static struct sim_io *add_io(int stream, uint8_t op, uint64_t sector, uint8_t fl
 	io->rq.op = op;
 	io->rq.flags = flags;
 	io->rq.stream = stream >= 0 ? &S.st[stream].s : NULL;
-	assert_int_equal(elv_add(S.q, &io->rq, S.now), 0);
+	assert_int_equal(elv_add(S.q, &io->rq, S.now), merged);
 	check();
 	return io;
+}
+
+static struct sim_io *add_io(int stream, uint8_t op, uint64_t sector, uint8_t flags)
+{
+	return add_io_as(stream, op, sector, flags, 0);
+}
+
+/* A read of @stream that merges into a queued request; its slot is free again at once. */
+static void add_merged_read(int stream, uint64_t sector)
+{
+	add_io_as(stream, ELV_OP_READ, sector, 0, 1)->busy = 0;
 }
 
 static struct sim_io *take(int force)
@@ -738,12 +750,30 @@ static void done(struct sim_io *io)
 	io->busy = 0;
 }
 
+/* The next dispatch must be @want; it completes 1 ms later. */
+static void serve(struct sim_io *want)
+{
+	struct sim_io *x = take(0);
+
+	assert_ptr_equal(x, want);
+	S.now += 1 * MS;
+	done(x);
+}
+
 static int idle_stream(uint8_t prio)
 {
 	int i = add_stream(prio, 0, 0);
 
 	S.st[i].on = 0;
 	return i;
+}
+
+/* A fresh simulation with two idle best-effort streams of level 4. */
+static void sim_idle_pair(int *s0, int *s1)
+{
+	sim_init(1, 1);
+	*s0 = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
+	*s1 = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
 }
 
 /*
@@ -757,9 +787,7 @@ static char coop_tie_winner(int churn)
 	struct sim_io *a, *b, *c, *b2, *x, *y;
 	int sa, sb, sc;
 
-	sim_init(1, 1);
-	sa = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
-	sb = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
+	sim_idle_pair(&sa, &sb);
 	sc = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
 	a = add_io(sa, ELV_OP_READ, 1000, 0);
 	x = take(0);
@@ -906,38 +934,27 @@ static void test_requeue_then_drain(void **state)
 	assert_int_equal(n, 2);
 	S.now += 1 * MS;
 	c = add_io(s0, ELV_OP_READ, 3000, 0);
-	x = take(0);
-	assert_ptr_equal(x, c);
-	S.now += 1 * MS;
-	done(x);
+	serve(c);
 	sim_finish();
 }
 
 /* A stream that leaves while its queue idles for it: the wait ends, others go at once. */
 static void test_stream_exit_while_idling(void **state)
 {
-	struct sim_io *a, *b, *x;
+	struct sim_io *a, *b;
 	int s0, s1;
 
 	(void)state;
-	sim_init(1, 1);
-	s0 = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
-	s1 = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
+	sim_idle_pair(&s0, &s1);
 	a = add_io(s0, ELV_OP_READ, 1000, 0);
 	b = add_io(s1, ELV_OP_READ, 900000, 0);
-	x = take(0);
-	assert_ptr_equal(x, a);
-	S.now += 1 * MS;
-	done(x);
+	serve(a);
 	assert_null(take(0));
 	assert_true(elv_is_idling(S.q));
 	assert_int_equal(elv_stream_exit(S.q, &S.st[s0].s, S.now), 0);
 	check();
 	assert_false(elv_is_idling(S.q));
-	x = take(0);
-	assert_ptr_equal(x, b);
-	S.now += 1 * MS;
-	done(x);
+	serve(b);
 	assert_int_equal(elv_stream_exit(S.q, &S.st[s1].s, S.now), 0);
 	S.nr_streams = 0;
 	sim_finish();
@@ -950,35 +967,24 @@ static void test_barrier(void **state)
 	int s0, s1;
 
 	(void)state;
-	sim_init(1, 1);
-	s0 = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
-	s1 = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
+	sim_idle_pair(&s0, &s1);
 	a = add_io(s0, ELV_OP_READ, 1000, 0);
 	b = add_io(s1, ELV_OP_READ, 900000, 0);
 	c = add_io(-1, ELV_OP_WRITE, 5000, ELV_RQ_BARRIER);
 	d = add_io(s0, ELV_OP_READ, 1008, 0);
-	x = take(0);
-	assert_ptr_equal(x, a);
-	S.now += 1 * MS;
-	done(x);
+	serve(a);
 	/* stream 0 would be worth idling for, but the barrier must not wait */
 	x = take(0);
 	assert_ptr_equal(x, b);
 	assert_false(elv_is_idling(S.q));
 	S.now += 1 * MS;
 	done(x);
-	x = take(0);
-	assert_ptr_equal(x, c);
-	S.now += 1 * MS;
-	done(x);
+	serve(c);
 	/* with the barrier gone, stream 1's idle window runs its course before d */
 	assert_null(take(0));
 	assert_true(elv_next_event(S.q) <= S.now + 8 * MS);
 	S.now = elv_next_event(S.q);
-	x = take(0);
-	assert_ptr_equal(x, d);
-	S.now += 1 * MS;
-	done(x);
+	serve(d);
 	sim_finish();
 }
 
@@ -1058,42 +1064,24 @@ static void test_anonymous_stream_never_idles(void **state)
 
 static void test_merges_stay_in_their_queue(void **state)
 {
-	struct sim_io *a, *b, *c, *d, *e, *x;
+	struct sim_io *a, *b, *c, *d, *x;
 	int s0, s1;
 
 	(void)state;
-	sim_init(1, 1);
-	s0 = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
-	s1 = idle_stream(ELV_PRIO(ELV_PRIO_BE, 4));
+	sim_idle_pair(&s0, &s1);
 	a = add_io(s0, ELV_OP_READ, 1000, 0);
 	/* another stream's contiguous read is not merged into a */
 	b = add_io(s1, ELV_OP_READ, 1008, 0);
 	assert_int_equal(qstats().merged_back, 0);
 	/* the same stream's is */
-	c = io_get();
-	c->stream = -1;
-	c->rq.sector = 992;
-	c->rq.nr_sectors = 8;
-	c->rq.op = ELV_OP_READ;
-	c->rq.stream = &S.st[s0].s;
-	assert_int_equal(elv_add(S.q, &c->rq, S.now), 1);
-	check();
-	c->busy = 0;
+	add_merged_read(s0, 992);
 	assert_int_equal(qstats().merged_front, 1);
 	assert_int_equal(a->rq.sector, 992);
 	/* d (stream 0) right after b (stream 1) stays apart from b */
 	d = add_io(s0, ELV_OP_READ, 1016, 0);
 	assert_int_equal(qstats().merged_back, 0);
 	/* e fills the gap in stream 0: back merge into a, then a and d become one */
-	e = io_get();
-	e->stream = -1;
-	e->rq.sector = 1008;
-	e->rq.nr_sectors = 8;
-	e->rq.op = ELV_OP_READ;
-	e->rq.stream = &S.st[s0].s;
-	assert_int_equal(elv_add(S.q, &e->rq, S.now), 1);
-	check();
-	e->busy = 0;
+	add_merged_read(s0, 1008);
 	d->busy = 0;
 	assert_int_equal(qstats().merged_back, 1);
 	assert_int_equal(qstats().merged_req, 1);
@@ -1104,26 +1092,13 @@ static void test_merges_stay_in_their_queue(void **state)
 	d = add_io(s0, ELV_OP_READ, 3016, 0);
 	S.now += 1 * MS;
 	c = add_io(s0, ELV_OP_READ, 3000, 0);
-	e = io_get();
-	e->stream = -1;
-	e->rq.sector = 3008;
-	e->rq.nr_sectors = 8;
-	e->rq.op = ELV_OP_READ;
-	e->rq.stream = &S.st[s0].s;
-	assert_int_equal(elv_add(S.q, &e->rq, S.now), 1);
-	check();
-	e->busy = d->busy = 0;
+	add_merged_read(s0, 3008);
+	d->busy = 0;
 	assert_int_equal(qstats().merged_req, 2);
 	assert_int_equal(c->rq.nr_sectors, 24);
 	assert_int_equal(c->rq.ELV_PRIVATE(time), S.now - 1 * MS);
-	x = take(0);
-	assert_ptr_equal(x, a);
-	S.now += 1 * MS;
-	done(x);
-	x = take(0);
-	assert_ptr_equal(x, c);
-	S.now += 1 * MS;
-	done(x);
+	serve(a);
+	serve(c);
 	/* b starts near the head: its queue goes next instead of stream 0 idling (coop) */
 	x = take(0);
 	assert_ptr_equal(x, b);
