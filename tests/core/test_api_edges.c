@@ -562,7 +562,11 @@ static void probe(void)
 
 /* ---- NULL and torn-down queues ------------------------------------------------------------ */
 
-static void test_null_arguments(void **state)
+/*
+ * Every stage, group and weight call on @q, NULL or torn down, is refused and writes nothing
+ * back; @s and @g are the stream and group handed to the calls that take a fresh one.
+ */
+static void refused_without_queue(struct elv_queue *q, struct elv_stream *s, struct elv_group *g)
 {
 	struct elv_throttle_settings t;
 	struct elv_mclock_settings m;
@@ -573,42 +577,59 @@ static void test_null_arguments(void **state)
 	struct elv_group gfree;
 	uint32_t zone;
 
-	(void)state;
-	up(&elv_policy_bfq, 1, 1);
 	memset(&t, 0, sizeof(t));
 	memset(&m, 0, sizeof(m));
 	memset(&set, 0, sizeof(set));
 	memset(&cfree, 0, sizeof(cfree));
 	memset(&gfree, 0, sizeof(gfree));
+	memset(&zi, 0x5a, sizeof(zi));
+	m.weight = 1;
+	assert_int_equal(elv_zone_attach(q, &fx.geo, zmem2, sizeof(zmem2), on_fail, &fx),
+			 ELV_EINVAL);
+	assert_int_equal(elv_zone_detach(q), ELV_EINVAL);
+	assert_int_equal(elv_zone_report(q, Z, ELV_ZONE_EMPTY, 0), ELV_EINVAL);
+	assert_int_equal(elv_zone_get(q, Z, &zi), ELV_EINVAL);
+	assert_int_equal(zi.wp, 0x5a5a5a5au); /* untouched */
+	assert_int_equal(elv_zone_of(q, 0, &zone), ELV_EINVAL);
+	assert_int_equal(elv_qos_attach(q, &qos2, NULL, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_detach(q, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_set(q, &set, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_get(q, &set), ELV_EINVAL);
+	assert_int_equal(elv_qos_stream_attach(q, s, &cfree, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_stream_detach(q, &fx.s[0], 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_group_attach(q, g, &cfree, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_group_detach(q, &fx.g[0], 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_set_throttle(q, &fx.c[0], &t, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_get_throttle(q, &fx.c[0], &t), ELV_EINVAL);
+	assert_int_equal(elv_qos_set_mclock(q, &fx.c[0], &m, 0), ELV_EINVAL);
+	assert_int_equal(elv_qos_get_mclock(q, &fx.c[0], &m), ELV_EINVAL);
+	assert_int_equal(elv_qos_client_stats(q, &fx.c[0], &cst), ELV_EINVAL);
+	assert_int_equal(elv_qos_request_cost(q, &fx.rq[0]), 0);
+	assert_int_equal(elv_group_init(q, &gfree, 0), ELV_EINVAL);
+	assert_int_equal(gfree.weight, 0); /* not even the default stored back */
+	assert_int_equal(elv_group_exit(q, &fx.g[0], 0), ELV_EINVAL);
+	assert_int_equal(elv_group_set_weight(q, &fx.g[0], 5), ELV_EINVAL);
+	assert_int_equal(elv_stream_set_weight(q, s, 5), ELV_EINVAL);
+	assert_int_equal(elv_stream_set_group(q, s, NULL), ELV_EINVAL);
+	assert_int_equal(elv_complete_status(q, &fx.rq[0], 0, 0), ELV_EINVAL);
+}
+
+static void test_null_arguments(void **state)
+{
+	struct elv_throttle_settings t;
+	struct elv_mclock_settings m;
+	struct elv_qos_client_stats cst;
+	struct elv_qos_client cfree;
+
+	(void)state;
+	up(&elv_policy_bfq, 1, 1);
+	memset(&t, 0, sizeof(t));
+	memset(&m, 0, sizeof(m));
+	memset(&cfree, 0, sizeof(cfree));
 	m.weight = 1;
 
 	/* NULL queue */
-	assert_int_equal(elv_zone_attach(NULL, &fx.geo, zmem2, sizeof(zmem2), on_fail, &fx),
-			 ELV_EINVAL);
-	assert_int_equal(elv_zone_detach(NULL), ELV_EINVAL);
-	assert_int_equal(elv_zone_report(NULL, Z, ELV_ZONE_EMPTY, 0), ELV_EINVAL);
-	assert_int_equal(elv_zone_get(NULL, Z, &zi), ELV_EINVAL);
-	assert_int_equal(elv_zone_of(NULL, 0, &zone), ELV_EINVAL);
-	assert_int_equal(elv_qos_attach(NULL, &qos2, NULL, 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_detach(NULL, 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_set(NULL, &set, 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_get(NULL, &set), ELV_EINVAL);
-	assert_int_equal(elv_qos_stream_attach(NULL, &fx.s[0], &cfree, 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_stream_detach(NULL, &fx.s[0], 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_group_attach(NULL, &fx.g[0], &cfree, 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_group_detach(NULL, &fx.g[0], 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_set_throttle(NULL, &fx.c[0], &t, 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_get_throttle(NULL, &fx.c[0], &t), ELV_EINVAL);
-	assert_int_equal(elv_qos_set_mclock(NULL, &fx.c[0], &m, 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_get_mclock(NULL, &fx.c[0], &m), ELV_EINVAL);
-	assert_int_equal(elv_qos_client_stats(NULL, &fx.c[0], &cst), ELV_EINVAL);
-	assert_int_equal(elv_qos_request_cost(NULL, &fx.rq[0]), 0);
-	assert_int_equal(elv_group_init(NULL, &gfree, 0), ELV_EINVAL);
-	assert_int_equal(elv_group_exit(NULL, &fx.g[0], 0), ELV_EINVAL);
-	assert_int_equal(elv_group_set_weight(NULL, &fx.g[0], 5), ELV_EINVAL);
-	assert_int_equal(elv_stream_set_weight(NULL, &fx.s[0], 5), ELV_EINVAL);
-	assert_int_equal(elv_stream_set_group(NULL, &fx.s[0], NULL), ELV_EINVAL);
-	assert_int_equal(elv_complete_status(NULL, &fx.rq[0], 0, 0), ELV_EINVAL);
+	refused_without_queue(NULL, &fx.s[0], &fx.g[0]);
 	assert_int_equal(elv_zone_size(NULL), 0);
 	assert_int_equal(elv_throttle_check(NULL), ELV_EINVAL);
 	assert_int_equal(elv_mclock_check(NULL), ELV_EINVAL);
@@ -660,59 +681,19 @@ static void test_null_arguments(void **state)
 
 static void test_torn_down(void **state)
 {
-	struct elv_throttle_settings t;
-	struct elv_mclock_settings m;
-	struct elv_qos_settings set;
-	struct elv_zone_info zi;
-	struct elv_qos_client_stats cst;
-	struct elv_qos_client cfree;
 	struct elv_group gfree;
 	struct elv_stream sfree;
 	struct elv_queue *q;
-	uint32_t zone;
 
 	(void)state;
 	up(&elv_policy_bfq, 1, 1);
 	fx.nr_inflight = 0;
 	down(); /* both stages still attached when the queue went */
 	q = fx.q;
-	memset(&t, 0, sizeof(t));
-	memset(&m, 0, sizeof(m));
-	memset(&set, 0, sizeof(set));
-	memset(&cfree, 0, sizeof(cfree));
 	memset(&gfree, 0, sizeof(gfree));
 	memset(&sfree, 0, sizeof(sfree));
-	memset(&zi, 0x5a, sizeof(zi));
-	m.weight = 1;
-	assert_int_equal(elv_zone_attach(q, &fx.geo, zmem2, sizeof(zmem2), on_fail, &fx),
-			 ELV_EINVAL);
-	assert_int_equal(elv_zone_detach(q), ELV_EINVAL);
-	assert_int_equal(elv_zone_report(q, Z, ELV_ZONE_EMPTY, 0), ELV_EINVAL);
-	assert_int_equal(elv_zone_get(q, Z, &zi), ELV_EINVAL);
-	assert_int_equal(zi.wp, 0x5a5a5a5au); /* untouched */
-	assert_int_equal(elv_zone_of(q, 0, &zone), ELV_EINVAL);
-	assert_int_equal(elv_qos_attach(q, &qos2, NULL, 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_detach(q, 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_set(q, &set, 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_get(q, &set), ELV_EINVAL);
-	assert_int_equal(elv_qos_stream_attach(q, &sfree, &cfree, 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_stream_detach(q, &fx.s[0], 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_group_attach(q, &gfree, &cfree, 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_group_detach(q, &fx.g[0], 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_set_throttle(q, &fx.c[0], &t, 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_get_throttle(q, &fx.c[0], &t), ELV_EINVAL);
-	assert_int_equal(elv_qos_set_mclock(q, &fx.c[0], &m, 0), ELV_EINVAL);
-	assert_int_equal(elv_qos_get_mclock(q, &fx.c[0], &m), ELV_EINVAL);
-	assert_int_equal(elv_qos_client_stats(q, &fx.c[0], &cst), ELV_EINVAL);
-	assert_int_equal(elv_qos_request_cost(q, &fx.rq[0]), 0);
-	assert_int_equal(elv_group_init(q, &gfree, 0), ELV_EINVAL);
-	assert_int_equal(gfree.weight, 0); /* not even the default stored back */
-	assert_int_equal(elv_group_exit(q, &fx.g[0], 0), ELV_EINVAL);
-	assert_int_equal(elv_group_set_weight(q, &fx.g[0], 5), ELV_EINVAL);
+	refused_without_queue(q, &sfree, &gfree);
 	assert_int_equal(elv_stream_init(q, &sfree, 0), ELV_EINVAL);
-	assert_int_equal(elv_stream_set_weight(q, &sfree, 5), ELV_EINVAL);
-	assert_int_equal(elv_stream_set_group(q, &sfree, NULL), ELV_EINVAL);
-	assert_int_equal(elv_complete_status(q, &fx.rq[0], 0, 0), ELV_EINVAL);
 	assert_int_equal(elv_add(q, mk(0, 0, 8, ELV_OP_READ, 0, NULL), 0), ELV_EINVAL);
 	assert_true(elv_next_event(q) == ELV_TIME_NEVER);
 	assert_int_equal(elv_queue_check(q), ELV_EINVAL);
