@@ -37,6 +37,21 @@ static void set_tunable(const char *name, int64_t v)
 	th_check(&h);
 }
 
+/* fifo_batch 3; a read at 50 arrives at t=0, reads at 10..90 (but 50) at 1 ms; now 2 ms. */
+static void setup_two_waves(void)
+{
+	static const uint64_t later[] = { 10, 20, 30, 40, 60, 70, 80, 90 };
+	unsigned i;
+
+	setup_deadline();
+	set_tunable("fifo_batch", 3);
+	th_add_new(&h, R, 50, 8);
+	th_set_time(&h, th_ms(1));
+	for (i = 0; i < TH_LEN(later); i++)
+		th_add_new(&h, R, later[i], 8);
+	th_set_time(&h, th_ms(2));
+}
+
 /* ---- sweep and batches ------------------------------------------------------------------- */
 
 static void test_sweep_one_way(void **state)
@@ -78,17 +93,9 @@ static void test_sweep_one_way(void **state)
 static void test_batch_continues_sweep(void **state)
 {
 	static const uint64_t expect[] = { 50, 60, 70, 80, 90, 10, 20, 30, 40 };
-	static const uint64_t later[] = { 10, 20, 30, 40, 60, 70, 80, 90 };
-	unsigned i;
 
 	(void)state;
-	setup_deadline();
-	set_tunable("fifo_batch", 3);
-	th_add_new(&h, R, 50, 8);
-	th_set_time(&h, th_ms(1));
-	for (i = 0; i < TH_LEN(later); i++)
-		th_add_new(&h, R, later[i], 8);
-	th_set_time(&h, th_ms(2));
+	setup_two_waves();
 	assert_int_equal(th_run(&h, 100, 0), 9);
 	th_expect_sectors(&h, expect, TH_LEN(expect));
 	assert_int_equal(th_policy_stat(&h, "batches"), 4);
@@ -107,17 +114,9 @@ static void test_batch_continues_sweep(void **state)
 static void test_batch_then_expired_fifo_head(void **state)
 {
 	static const uint64_t expect[] = { 50, 60, 70, 10, 20, 30, 40, 80, 90 };
-	static const uint64_t later[] = { 10, 20, 30, 40, 60, 70, 80, 90 };
-	unsigned i;
 
 	(void)state;
-	setup_deadline();
-	set_tunable("fifo_batch", 3);
-	th_add_new(&h, R, 50, 8);
-	th_set_time(&h, th_ms(1));
-	for (i = 0; i < TH_LEN(later); i++)
-		th_add_new(&h, R, later[i], 8);
-	th_set_time(&h, th_ms(2));
+	setup_two_waves();
 	assert_int_equal(th_run(&h, 3, 0), 3);
 	th_set_time(&h, th_ms(600));
 	assert_int_equal(th_run(&h, 100, 0), 6);
