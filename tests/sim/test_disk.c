@@ -157,6 +157,16 @@ static void test_skewed_transfer(void **state)
 	elv_sim_dev_destroy(d);
 }
 
+/* One command as one() serves it must be done at @done and hit the cache exactly if @hit. */
+static void served(struct elv_sim_dev *d, uint64_t sector, uint32_t n, uint8_t op, uint64_t now,
+		   uint64_t done, int hit)
+{
+	struct elv_sim_io io;
+
+	assert_int_equal(one(d, sector, n, op, now, &io), done);
+	assert_int_equal(io.cache_hit != 0, hit);
+}
+
 static void test_cache(void **state)
 {
 	struct elv_sim_dev_params p;
@@ -169,16 +179,13 @@ static void test_cache(void **state)
 	assert_int_equal(elv_sim_dev_create(&d, &p), 0);
 	/* Miss at sector 0: 0.1 ms; prefetch then streams at 0.102 ms a sector (200 sectors
 	 * of a cylinder take 204 sector times with the skews). */
-	assert_int_equal(one(d, 0, 1, ELV_OP_READ, 0, &io), 100000);
-	assert_false(io.cache_hit);
+	served(d, 0, 1, ELV_OP_READ, 0, 100000, 0);
 	/* At 1.1 ms the prefetch holds 1 + floor(1.0 / 0.102) = 10 sectors: sector 5 hits and
 	 * costs the hit overhead, 0.1 ms. */
-	assert_int_equal(one(d, 5, 1, ELV_OP_READ, 1100000, &io), 1200000);
-	assert_true(io.cache_hit);
+	served(d, 5, 1, ELV_OP_READ, 1100000, 1200000, 1);
 	/* Sectors 15..19 at 2 ms: the prefetch is at sector 19, the last one arrives at
 	 * 0.1 + 19 * 0.102 = 2.038 ms, later than the 2.1 ms overhead. */
-	assert_int_equal(one(d, 15, 5, ELV_OP_READ, 2000000, &io), 2100000);
-	assert_true(io.cache_hit);
+	served(d, 15, 5, ELV_OP_READ, 2000000, 2100000, 1);
 	/* A write over cached sectors invalidates them: the next read goes to the media. */
 	one(d, 5, 1, ELV_OP_WRITE, 3000000, &io);
 	one(d, 5, 1, ELV_OP_READ, 20000000, &io);
@@ -193,7 +200,6 @@ static void test_write_back(void **state)
 {
 	struct elv_sim_dev_params p;
 	struct elv_sim_dev *d;
-	struct elv_sim_io io;
 	struct elv_sim_dev_stats st;
 
 	(void)state;
@@ -202,21 +208,17 @@ static void test_write_back(void **state)
 	p.disk.bus_per_sector = 0.01;
 	assert_int_equal(elv_sim_dev_create(&d, &p), 0);
 	/* Absorbed: only the bus time of 2 sectors. */
-	assert_int_equal(one(d, 0, 2, ELV_OP_WRITE, 0, &io), 20000);
-	assert_true(io.cache_hit);
+	served(d, 0, 2, ELV_OP_WRITE, 0, 20000, 1);
 	/* Meanwhile the arm writes sectors 0-1 back (0 to 0.2 ms); sectors 2-3 append to the
 	 * dirty run, so they are taken at once. */
-	assert_int_equal(one(d, 2, 2, ELV_OP_WRITE, 20000, &io), 40000);
-	assert_true(io.cache_hit);
+	served(d, 2, 2, ELV_OP_WRITE, 20000, 40000, 1);
 	/* Sectors 50-51 do not append: the run (2-3, at angle 0.02 when the arm is free at
 	 * 0.2 ms, so 0.2 to 0.4 ms) reaches the media first, then the bus: 0.42 ms. */
-	assert_int_equal(one(d, 50, 2, ELV_OP_WRITE, 40000, &io), 420000);
-	assert_true(io.cache_hit);
+	served(d, 50, 2, ELV_OP_WRITE, 40000, 420000, 1);
 	/* A read miss waits for the write-back of sectors 50-51: from 0.4 ms, angle 0.04 to
 	 * 0.5 is 4.6 ms, then 0.2 ms; sector 10 (angle 0.1) from 5.2 ms (angle 0.52) is 5.8 ms
 	 * more, the sector 0.1 ms and the bus 0.01 ms: 11.11 ms. */
-	assert_int_equal(one(d, 10, 1, ELV_OP_READ, 420000, &io), 11110000);
-	assert_false(io.cache_hit);
+	served(d, 10, 1, ELV_OP_READ, 420000, 11110000, 0);
 	elv_sim_dev_get_stats(d, &st);
 	assert_int_equal(st.write_hits, 3);
 	/* 0.2 + 0.2 + (4.6 + 0.2) ms of write-back */
@@ -257,6 +259,12 @@ static void submit3(struct elv_sim_dev *d, struct elv_sim_io io[3], uint64_t s1,
 	}
 }
 
+/* The command the device finishes next is @want. */
+static void finishes_next(struct elv_sim_dev *d, const struct elv_sim_io *want)
+{
+	assert_ptr_equal(elv_sim_dev_finish(d, elv_sim_dev_next(d)), want);
+}
+
 static void test_drive_order(void **state)
 {
 	struct elv_sim_dev_params p;
@@ -270,19 +278,19 @@ static void test_drive_order(void **state)
 	assert_int_equal(elv_sim_dev_create(&d, &p), 0);
 	submit3(d, io, 80, 20);
 	assert_int_equal(elv_sim_dev_slots(d), 1);
-	assert_ptr_equal(elv_sim_dev_finish(d, elv_sim_dev_next(d)), &io[0]);
-	assert_ptr_equal(elv_sim_dev_finish(d, elv_sim_dev_next(d)), &io[1]);
+	finishes_next(d, &io[0]);
+	finishes_next(d, &io[1]);
 	assert_int_equal(io[1].done_ns, 8100000);
-	assert_ptr_equal(elv_sim_dev_finish(d, elv_sim_dev_next(d)), &io[2]);
+	finishes_next(d, &io[2]);
 	elv_sim_dev_destroy(d);
 
 	p.drive_sched = ELV_SIM_DRIVE_SPTF;
 	assert_int_equal(elv_sim_dev_create(&d, &p), 0);
 	submit3(d, io, 80, 20);
-	assert_ptr_equal(elv_sim_dev_finish(d, elv_sim_dev_next(d)), &io[0]);
-	assert_ptr_equal(elv_sim_dev_finish(d, elv_sim_dev_next(d)), &io[2]);
+	finishes_next(d, &io[0]);
+	finishes_next(d, &io[2]);
 	assert_int_equal(io[2].done_ns, 2100000);
-	assert_ptr_equal(elv_sim_dev_finish(d, elv_sim_dev_next(d)), &io[1]);
+	finishes_next(d, &io[1]);
 	assert_int_equal(io[1].done_ns, 8100000);
 	elv_sim_dev_destroy(d);
 
@@ -290,9 +298,9 @@ static void test_drive_order(void **state)
 	p.drive_sched = ELV_SIM_DRIVE_SSTF;
 	assert_int_equal(elv_sim_dev_create(&d, &p), 0);
 	submit3(d, io, 1800, 400);
-	assert_ptr_equal(elv_sim_dev_finish(d, elv_sim_dev_next(d)), &io[0]);
-	assert_ptr_equal(elv_sim_dev_finish(d, elv_sim_dev_next(d)), &io[2]);
-	assert_ptr_equal(elv_sim_dev_finish(d, elv_sim_dev_next(d)), &io[1]);
+	finishes_next(d, &io[0]);
+	finishes_next(d, &io[2]);
+	finishes_next(d, &io[1]);
 	elv_sim_dev_destroy(d);
 }
 
@@ -312,8 +320,8 @@ static void test_ordered_tag(void **state)
 	submit3(d, io, 80, 20);
 	assert_true(io[0].ordered);
 	assert_false(io[1].ordered);
-	assert_ptr_equal(elv_sim_dev_finish(d, elv_sim_dev_next(d)), &io[0]);
-	assert_ptr_equal(elv_sim_dev_finish(d, elv_sim_dev_next(d)), &io[2]);
+	finishes_next(d, &io[0]);
+	finishes_next(d, &io[2]);
 	elv_sim_dev_finish(d, elv_sim_dev_next(d));
 	elv_sim_dev_destroy(d);
 }
