@@ -1,17 +1,26 @@
 /*
  * pkgconfig-consumer: pushes 1,000 random requests through the "deadline" policy of an
  * installed libelevator and a fake device that holds 4 commands at once, then checks that
- * every request came back exactly once: dispatched and completed, or absorbed by a merge.
- * Exit status 0 when all is well, 1 otherwise. Build it with nothing but pkg-config:
+ * every request came back exactly once (dispatched and completed, or absorbed by a merge)
+ * and that the library's own counters agree with the program's. Exit status 0 when all is
+ * well, 1 otherwise. Build it with nothing but pkg-config:
  *
  *   cc -std=c11 -o pkgconfig-consumer main.c $(pkg-config --cflags --libs libelevator)
  *
- * Unlike the CMake consumer, the queue lives in static memory (elv_queue_init()), as it
- * would in firmware, and the library's own counters are checked against the program's.
+ * The queue lives in static memory (elv_queue_init()), as it would in firmware.
+ * examples/cmake-consumer builds this same file through the CMake package with
+ * CONSUMER_HOSTED defined: its queue comes from the hosted elv_queue_create() instead, so
+ * that both ways of making a queue are linked against an installed library.
  */
 #include <elevator/elevator.h>
 
 #include <stdio.h>
+
+#ifdef CONSUMER_HOSTED
+#define PROG "cmake-consumer"
+#else
+#define PROG "pkgconfig-consumer"
+#endif
 
 #define NR_IOS 1000
 #define DEPTH 4
@@ -27,8 +36,10 @@ struct io {
 
 static struct io ios[NR_IOS];
 
+#ifndef CONSUMER_HOSTED
 /* Queue memory: static, 8-byte aligned, checked against elv_queue_size() at start-up. */
 static uint64_t queue_mem[8192];
+#endif
 
 struct run {
 	unsigned merge_calls;
@@ -84,6 +95,37 @@ static int complete_one(struct elv_queue *q, struct io **slots, unsigned *nr, ui
 	return 0;
 }
 
+#ifdef CONSUMER_HOSTED
+/* The hosted way: the library allocates the queue. */
+static int queue_open(struct elv_queue **q, const struct elv_policy *p,
+		      const struct elv_config *cfg)
+{
+	return elv_queue_create(q, p, cfg);
+}
+
+static int queue_close(struct elv_queue *q)
+{
+	return elv_queue_destroy(q);
+}
+#else
+/* The firmware way: the queue in queue_mem, after checking that it fits. */
+static int queue_open(struct elv_queue **q, const struct elv_policy *p,
+		      const struct elv_config *cfg)
+{
+	if (elv_queue_size(p, cfg) > sizeof(queue_mem)) {
+		fprintf(stderr, PROG ": the queue needs %zu bytes, have %zu\n",
+			elv_queue_size(p, cfg), sizeof(queue_mem));
+		return ELV_ENOMEM;
+	}
+	return elv_queue_init(q, queue_mem, sizeof(queue_mem), p, cfg);
+}
+
+static int queue_close(struct elv_queue *q)
+{
+	return elv_queue_exit(q);
+}
+#endif
+
 int main(void)
 {
 	struct run run = { 0, 0 };
@@ -98,7 +140,7 @@ int main(void)
 	int err;
 
 	if (!deadline) {
-		fprintf(stderr, "pkgconfig-consumer: no \"deadline\" policy in libelevator %s\n",
+		fprintf(stderr, PROG ": no \"deadline\" policy in libelevator %s\n",
 			elv_version_string());
 		return 1;
 	}
@@ -107,14 +149,9 @@ int main(void)
 	cfg.dev.max_sectors = 128;
 	cfg.merge = on_merge;
 	cfg.ctx = &run;
-	if (elv_queue_size(deadline, &cfg) > sizeof(queue_mem)) {
-		fprintf(stderr, "pkgconfig-consumer: the queue needs %zu bytes, have %zu\n",
-			elv_queue_size(deadline, &cfg), sizeof(queue_mem));
-		return 1;
-	}
-	err = elv_queue_init(&q, queue_mem, sizeof(queue_mem), deadline, &cfg);
+	err = queue_open(&q, deadline, &cfg);
 	if (err != 0) {
-		fprintf(stderr, "pkgconfig-consumer: elv_queue_init: %s\n", elv_strerror(err));
+		fprintf(stderr, PROG ": making the queue: %s\n", elv_strerror(err));
 		return 1;
 	}
 
@@ -130,7 +167,7 @@ int main(void)
 			sectors_added += io->len;
 			err = elv_add(q, &io->rq, now);
 			if (err < 0 || (err == 1) != (io->absorbed == 1)) {
-				fprintf(stderr, "pkgconfig-consumer: elv_add returned %d\n", err);
+				fprintf(stderr, PROG ": elv_add returned %d\n", err);
 				bad++;
 			}
 		}
@@ -143,13 +180,13 @@ int main(void)
 			nr_dispatched++;
 		}
 		if (err != 0 && err != ELV_EAGAIN) {
-			fprintf(stderr, "pkgconfig-consumer: elv_dispatch: %s\n",
+			fprintf(stderr, PROG ": elv_dispatch: %s\n",
 				elv_strerror(err));
 			bad++;
 			break;
 		}
 		if (elv_queue_check(q) != 0) {
-			fprintf(stderr, "pkgconfig-consumer: queue check failed at t=%llu\n",
+			fprintf(stderr, PROG ": queue check failed at t=%llu\n",
 				(unsigned long long)now);
 			bad++;
 			break;
@@ -157,7 +194,7 @@ int main(void)
 		if (nr_slots == 0 && next == NR_IOS)
 			break;
 		if (nr_slots > 0 && complete_one(q, slots, &nr_slots, &seed, now, &sectors_done)) {
-			fprintf(stderr, "pkgconfig-consumer: elv_complete failed\n");
+			fprintf(stderr, PROG ": elv_complete failed\n");
 			bad++;
 			break;
 		}
@@ -171,14 +208,14 @@ int main(void)
 
 		if (!served && !merged) {
 			if (bad < 10)
-				fprintf(stderr, "pkgconfig-consumer: request %u: dispatched %u, "
+				fprintf(stderr, PROG ": request %u: dispatched %u, "
 					"completed %u, absorbed %u\n", i, io->dispatched,
 					io->completed, io->absorbed);
 			bad++;
 		}
 	}
 	if (run.merge_misuse || sectors_done != sectors_added) {
-		fprintf(stderr, "pkgconfig-consumer: %llu sectors added, %llu completed%s\n",
+		fprintf(stderr, PROG ": %llu sectors added, %llu completed%s\n",
 			(unsigned long long)sectors_added, (unsigned long long)sectors_done,
 			run.merge_misuse ? ", bad merge callback" : "");
 		bad++;
@@ -187,7 +224,7 @@ int main(void)
 	    st.merged_back + st.merged_front + st.merged_req != run.merge_calls ||
 	    st.dispatched[0] + st.dispatched[1] != nr_dispatched ||
 	    st.completed != nr_dispatched || st.queued != 0 || st.in_flight != 0) {
-		fprintf(stderr, "pkgconfig-consumer: library counters disagree: added %llu, "
+		fprintf(stderr, PROG ": library counters disagree: added %llu, "
 			"merged %llu/%llu/%llu, dispatched %llu, completed %llu\n",
 			(unsigned long long)st.added, (unsigned long long)st.merged_back,
 			(unsigned long long)st.merged_front, (unsigned long long)st.merged_req,
@@ -195,13 +232,13 @@ int main(void)
 			(unsigned long long)st.completed);
 		bad++;
 	}
-	err = elv_queue_exit(q);
+	err = queue_close(q);
 	if (err != 0) {
-		fprintf(stderr, "pkgconfig-consumer: elv_queue_exit: %s\n", elv_strerror(err));
+		fprintf(stderr, PROG ": closing the queue: %s\n", elv_strerror(err));
 		bad++;
 	}
 
-	printf("pkgconfig-consumer: libelevator %s, deadline, %u requests: %u merged, "
+	printf(PROG ": libelevator %s, deadline, %u requests: %u merged, "
 	       "%u dispatched, %s\n", elv_version_string(), NR_IOS, run.merge_calls, nr_dispatched,
 	       bad ? "MISMATCH" : "each came back exactly once");
 	return bad ? 1 : 0;
