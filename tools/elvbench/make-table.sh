@@ -37,7 +37,8 @@ split="$build/split.md"
 : >"$split"
 if [ -n "$instr" ]; then
 	for c in "noop 1024 0 random" "deadline 1024 0 random" "anticipatory 1024 64 random" \
-		"cfq 1024 64 random" "kyber 1024 0 random" "baseline-rbtree-fifo 1024 0 random"; do
+		"cfq 1024 64 random" "kyber 1024 0 random" "bfq 1024 64 random" \
+		"baseline-rbtree-fifo 1024 0 random"; do
 		set -- $c
 		{
 			echo
@@ -111,7 +112,7 @@ if instr(dl64) is not None and instr(dl65536) is not None:
 if dl64 and dl65536:
     ratio = dl65536["ns_per_req"] / dl64["ns_per_req"]
     target("deadline ns/req, depth 65536 / depth 64", f"{ratio:.2f}", "<= 2.5", ratio <= 2.5)
-for impl, limit in (("anticipatory", 650), ("cfq", 1000)):
+for impl, limit in (("anticipatory", 650), ("cfq", 1000), ("bfq", 1500)):
     r = find(impl, 1024, 64)
     if instr(r) is not None:
         target(f"{impl} instr/req, depth 1024, 64 streams", fmt(instr(r), 1), f"<= {limit}",
@@ -151,12 +152,14 @@ if dl512 and sl512 and instr(dl512) is not None and instr(sl512) is not None:
              f"elevator's while it executes {instr(sl512) / instr(dl512):.1f}x fewer instructions "
              f"and runs {sl512['ns_per_req'] / dl512['ns_per_req']:.1f}x faster.")
 costs = [(impl, find(impl, 1024, st)) for impl, st in
-         (("noop", 0), ("deadline", 0), ("anticipatory", 64), ("cfq", 64), ("kyber", 0))]
-costs = [(impl, r) for impl, r in costs if impl != "kyber" or r is not None]
+         (("noop", 0), ("deadline", 0), ("anticipatory", 64), ("cfq", 64), ("kyber", 0),
+          ("bfq", 64))]
+costs = [(impl, r) for impl, r in costs if impl not in ("kyber", "bfq") or r is not None]
 if all(instr(r) is not None for _, r in costs):
-    budget = {"noop": 80, "deadline": 450, "anticipatory": 650, "cfq": 1000, "kyber": 400}
-    s.append("At depth 1024 on random reads (anticipatory and CFQ with 64 streams) the policies "
-             "cost " + ", ".join(f"{impl} {fmt(instr(r))}" for impl, r in costs) +
+    budget = {"noop": 80, "deadline": 450, "anticipatory": 650, "cfq": 1000, "kyber": 400,
+              "bfq": 1500}
+    s.append("At depth 1024 on random reads (anticipatory, CFQ and bfq with 64 streams) the "
+             "policies cost " + ", ".join(f"{impl} {fmt(instr(r))}" for impl, r in costs) +
              " instructions per request; against the budgets (" +
              ", ".join(f"{impl} {fmt(budget[impl])}: {met(instr(r) <= budget[impl])}"
                        for impl, r in costs) + ").")
