@@ -20,42 +20,7 @@
 #include <cmocka.h>
 
 #include "elevator/sim.h"
-
-static struct elv_sim_report rep;
-
-/* Run a scenario under the named policies, every one of which must be built in. */
-static void run(const char *scn, const char *const *names, double scale)
-{
-	const struct elv_policy *p[8];
-	struct elv_sim_scn_opts o;
-	unsigned n = 0;
-	int idx = elv_sim_scenario_find(scn);
-
-	for (; *names; names++) {
-		assert_true(n < sizeof(p) / sizeof(p[0]));
-		p[n] = elv_policy_find(*names);
-		if (!p[n])
-			fail_msg("policy %s is not built in", *names);
-		n++;
-	}
-	assert_true(idx >= 0);
-	memset(&o, 0, sizeof(o));
-	o.seed = 1;
-	o.scale = scale;
-	assert_int_equal(elv_sim_scenario_run((unsigned)idx, p, n, &o, &rep), 0);
-	assert_int_equal(rep.nr, n);
-}
-
-static const struct elv_sim_scn_result *res(const char *policy)
-{
-	unsigned i;
-
-	for (i = 0; i < rep.nr; i++)
-		if (strcmp(rep.res[i].run.policy, policy) == 0)
-			return &rep.res[i];
-	fail_msg("no result for policy %s", policy);
-	return NULL;
-}
+#include "support/scn_run.h"
 
 /*
  * The program reads 4 MiB in 128 dependent 32 KiB reads. Alone, the drive's read-ahead
@@ -76,11 +41,11 @@ static void test_startup(void **state)
 	const struct elv_sim_scn_result *b, *c, *d, *n;
 
 	(void)state;
-	run("startup", pol, 1.0);
-	b = res("bfq");
-	c = res("cfq");
-	d = res("deadline");
-	n = res("noop");
+	scn_run("startup", pol, 1.0);
+	b = scn_res("bfq");
+	c = scn_res("cfq");
+	d = scn_res("deadline");
+	n = scn_res("noop");
 	/* The idle-disk figure is the disk's, whatever the policy. */
 	assert_true(b->reference > 0.05 && b->reference < 0.5);
 	assert_true(fabs(d->reference / b->reference - 1) < 0.05);
@@ -89,7 +54,7 @@ static void test_startup(void **state)
 	assert_true(d->primary > 20.0 * d->reference);
 	assert_true(n->primary > 20.0 * n->reference);
 	assert_true(c->primary > 4.0 * b->primary);
-	elv_sim_report_free(&rep);
+	elv_sim_report_free(&scn_rep);
 }
 
 /*
@@ -102,15 +67,15 @@ static void test_seq_readers(void **state)
 	const struct elv_sim_scn_result *b, *c, *d, *n;
 
 	(void)state;
-	run("seq-readers", pol, 0.5);
-	b = res("bfq");
-	c = res("cfq");
-	d = res("deadline");
-	n = res("noop");
+	scn_run("seq-readers", pol, 0.5);
+	b = scn_res("bfq");
+	c = scn_res("cfq");
+	d = scn_res("deadline");
+	n = scn_res("noop");
 	assert_true(b->primary > 1.5 * d->primary);
 	assert_true(b->primary > 1.5 * n->primary);
 	assert_true(b->primary > 0.95 * c->primary);
-	elv_sim_report_free(&rep);
+	elv_sim_report_free(&scn_rep);
 }
 
 /* Run a job file of tools/elvsim under one policy. */

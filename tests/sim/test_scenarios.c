@@ -14,49 +14,7 @@
 #include <cmocka.h>
 
 #include "elevator/sim.h"
-
-static struct elv_sim_report rep;
-
-/*
- * Run a scenario under the named policies at the given scale. Every policy named must be
- * built in, and the report must hold one result for each: a missing policy is a failure,
- * never a test that checks less.
- */
-static unsigned run(const char *scn, const char *const *names, double scale)
-{
-	const struct elv_policy *p[8];
-	struct elv_sim_scn_opts o;
-	unsigned n = 0;
-	int idx = elv_sim_scenario_find(scn);
-
-	for (; *names; names++) {
-		assert_true(n < sizeof(p) / sizeof(p[0]));
-		p[n] = elv_policy_find(*names);
-		if (!p[n])
-			fail_msg("policy %s is not built in", *names);
-		n++;
-	}
-	assert_true(n > 0);
-	assert_true(idx >= 0);
-	memset(&o, 0, sizeof(o));
-	o.seed = 1;
-	o.scale = scale;
-	assert_int_equal(elv_sim_scenario_run((unsigned)idx, p, n, &o, &rep), 0);
-	assert_int_equal(rep.nr, n);
-	return n;
-}
-
-/* The result of @policy in the last report; a missing one fails the test. */
-static const struct elv_sim_scn_result *res(const char *policy)
-{
-	unsigned i;
-
-	for (i = 0; i < rep.nr; i++)
-		if (strcmp(rep.res[i].run.policy, policy) == 0)
-			return &rep.res[i];
-	fail_msg("no result for policy %s", policy);
-	return NULL;
-}
+#include "support/scn_run.h"
 
 static void test_seek_sort(void **state)
 {
@@ -65,16 +23,16 @@ static void test_seek_sort(void **state)
 	double d, t;
 
 	(void)state;
-	run("seek-sort", pol, 0.5);
-	r = res("noop");
+	scn_run("seek-sort", pol, 0.5);
+	r = scn_res("noop");
 	assert_true(fabs(r->run.mean_seek_sectors / 320000.0 - 1) < 0.03);
 	/* Seek time falls far less than seek distance. */
-	r = res("anticipatory");
-	d = r->run.mean_seek_sectors / res("noop")->run.mean_seek_sectors;
-	t = r->run.mean_seek_ms / res("noop")->run.mean_seek_ms;
+	r = scn_res("anticipatory");
+	d = r->run.mean_seek_sectors / scn_res("noop")->run.mean_seek_sectors;
+	t = r->run.mean_seek_ms / scn_res("noop")->run.mean_seek_ms;
 	assert_true(fabs(r->run.mean_seek_sectors * (r->run.mean_queued + 1) / 960000 - 1) < 0.10);
 	assert_true(t > 2 * d);
-	elv_sim_report_free(&rep);
+	elv_sim_report_free(&scn_rep);
 }
 
 static void test_tcq_depth(void **state)
@@ -83,11 +41,11 @@ static void test_tcq_depth(void **state)
 	const struct elv_sim_scn_result *r;
 
 	(void)state;
-	run("tcq-depth", pol, 0.3);
-	r = res("noop");
+	scn_run("tcq-depth", pol, 0.3);
+	r = scn_res("noop");
 	assert_int_equal(r->nr_curve, 31);
-	assert_true(fabs(r->curve[0].iops / rep.expect_qd1_iops - 1) < 0.06);
-	assert_true(fabs(rep.expect_qd1_iops / 71 - 1) < 0.05);
+	assert_true(fabs(r->curve[0].iops / scn_rep.expect_qd1_iops - 1) < 0.06);
+	assert_true(fabs(scn_rep.expect_qd1_iops / 71 - 1) < 0.05);
 	/* Rising, concave, and SPTF well above SSTF and FCFS. */
 	assert_true(r->curve[7].iops > r->curve[0].iops * 1.3);
 	assert_true(r->curve[30].iops > r->curve[7].iops);
@@ -96,7 +54,7 @@ static void test_tcq_depth(void **state)
 	assert_true(r->curve_sptf[30].iops - r->curve_sptf[0].iops >
 		    1.3 * (r->curve_sstf[30].iops - r->curve_sstf[0].iops));
 	assert_true(fabs(r->curve_fcfs[30].iops / r->curve_fcfs[0].iops - 1) < 0.06);
-	elv_sim_report_free(&rep);
+	elv_sim_report_free(&scn_rep);
 }
 
 static void test_write_bomb(void **state)
@@ -105,13 +63,13 @@ static void test_write_bomb(void **state)
 	const struct elv_sim_scn_result *n, *d;
 
 	(void)state;
-	run("write-bomb", pol, 0.5);
-	n = res("noop");
-	d = res("deadline");
+	scn_run("write-bomb", pol, 0.5);
+	n = scn_res("noop");
+	d = scn_res("deadline");
 	assert_true(n->run.write_mbps > 30 && n->run.write_mbps < 45);
 	assert_true(d->run.read_lat.p99 * 3 < n->run.read_lat.p99);
 	assert_true(d->run.write_mbps > 0.85 * n->run.write_mbps);
-	elv_sim_report_free(&rep);
+	elv_sim_report_free(&scn_rep);
 }
 
 /* CFQ sends the read at once; the drive then writes back at most its one dirty run (a
@@ -123,12 +81,12 @@ static void test_write_bomb_cfq(void **state)
 	const struct elv_sim_scn_result *n, *c;
 
 	(void)state;
-	run("write-bomb", pol, 0.2);
-	n = res("noop");
-	c = res("cfq");
+	scn_run("write-bomb", pol, 0.2);
+	n = scn_res("noop");
+	c = scn_res("cfq");
 	assert_true(c->run.read_lat.p99 * 10 < n->run.read_lat.p99);
 	assert_true(c->run.write_mbps > 0.85 * n->run.write_mbps);
-	elv_sim_report_free(&rep);
+	elv_sim_report_free(&scn_rep);
 }
 
 static void test_stream_vs_small_files(void **state)
@@ -137,15 +95,15 @@ static void test_stream_vs_small_files(void **state)
 	const struct elv_sim_scn_result *d, *a;
 
 	(void)state;
-	run("stream-vs-small-files", pol, 0.05);
-	d = res("deadline");
-	a = res("anticipatory");
+	scn_run("stream-vs-small-files", pol, 0.05);
+	d = scn_res("deadline");
+	a = scn_res("anticipatory");
 	assert_true(a->run.makespan_s * 5 < d->run.makespan_s);
 	/* The streamer's throughput while the tree is read is no worse under anticipation:
 	 * deadline's alternation costs it two seeks per small read. */
 	assert_string_equal(a->run.streams[0].name, "cat-512M");
 	assert_true(a->run.streams[0].mbps >= d->run.streams[0].mbps);
-	elv_sim_report_free(&rep);
+	elv_sim_report_free(&scn_rep);
 }
 
 static void test_postmark_usb(void **state)
@@ -154,13 +112,13 @@ static void test_postmark_usb(void **state)
 	unsigned i, n;
 
 	(void)state;
-	n = run("postmark-usb", pol, 1);
+	n = scn_run("postmark-usb", pol, 1);
 	assert_int_equal(n, 4);
-	assert_string_equal(rep.res[0].run.policy, "noop");
+	assert_string_equal(scn_rep.res[0].run.policy, "noop");
 	for (i = 1; i < n; i++)
-		assert_true(rep.res[0].run.makespan_s <= rep.res[i].run.makespan_s);
-	assert_true(rep.res[0].run.dev.switch_merges > 0);
-	elv_sim_report_free(&rep);
+		assert_true(scn_rep.res[0].run.makespan_s <= scn_rep.res[i].run.makespan_s);
+	assert_true(scn_rep.res[0].run.dev.switch_merges > 0);
+	elv_sim_report_free(&scn_rep);
 }
 
 /*
@@ -176,9 +134,9 @@ static void test_classic(void **state)
 	unsigned k, last = ELV_SIM_MAX_RATES - 1;
 
 	(void)state;
-	run("classic", pol, 0.2);
-	f = res("fcfs");
-	s = res("sptf");
+	scn_run("classic", pol, 0.2);
+	f = scn_res("fcfs");
+	s = scn_res("sptf");
 	assert_int_equal(f->nr_sweep, ELV_SIM_MAX_RATES);
 	assert_int_equal(s->nr_sweep, ELV_SIM_MAX_RATES);
 	for (k = 0; k < ELV_SIM_MAX_RATES; k++) {
@@ -195,7 +153,7 @@ static void test_classic(void **state)
 		if (strcmp(s->run.pstat_name[k], "fallbacks") == 0)
 			assert_int_equal(s->run.pstat_value[k], 0);
 	assert_true(s->primary > 0);
-	elv_sim_report_free(&rep);
+	elv_sim_report_free(&scn_rep);
 }
 
 int main(void)
