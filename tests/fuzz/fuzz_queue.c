@@ -35,20 +35,6 @@ static struct em_call fq_calls[FQ_MAX_CALLS];
 static int fq_ready;
 static struct ez fq_z;
 
-static int fq_listed(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-
-	while (list && *list) {
-		if (strncmp(list, name, n) == 0 && (list[n] == ',' || list[n] == 0))
-			return 1;
-		list = strchr(list, ',');
-		if (list)
-			list++;
-	}
-	return 0;
-}
-
 /* Every name in @list must be a built-in policy: a typo would fuzz the wrong set. */
 static void fq_check_names(const char *list)
 {
@@ -82,7 +68,7 @@ static void fq_setup(struct em *m)
 	fq_check_names(ex);
 	m->npols = 0;
 	for (i = 0; (p = elv_policy_at(i)) != NULL; i++) {
-		if (fq_listed(ex, elv_policy_name(p)))
+		if (em_listed(ex, elv_policy_name(p)))
 			continue;
 		if (m->npols == EM_MAX_POLS) {
 			fprintf(stderr, "fuzz_queue: more than %d policies; raise EM_MAX_POLS\n",

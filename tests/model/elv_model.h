@@ -245,6 +245,21 @@ static void em_fail(struct em *m, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Is @name in the comma-separated list @list (NULL: an empty one)? */
+static int em_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	while (list && *list) {
+		if (strncmp(list, name, n) == 0 && (list[n] == ',' || list[n] == 0))
+			return 1;
+		list = strchr(list, ',');
+		if (list)
+			list++;
+	}
+	return 0;
+}
+
 /* ---- time ------------------------------------------------------------------------------ */
 
 /* Serial-number order of 64-bit times: @a is later than @b. */

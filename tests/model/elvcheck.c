@@ -76,21 +76,6 @@ static double ec_clock(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Is @name in the comma-separated list @list? */
-static int ec_listed(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-
-	while (list && *list) {
-		if (strncmp(list, name, n) == 0 && (list[n] == ',' || list[n] == 0))
-			return 1;
-		list = strchr(list, ',');
-		if (list)
-			list++;
-	}
-	return 0;
-}
-
 static const char *ec_exclude;
 static const char *ec_only; /* --only: these policies and no others */
 static int ec_zoned;         /* --zoned: the zoned model instead of the call language */
@@ -98,7 +83,7 @@ static int ec_zoned;         /* --zoned: the zoned model instead of the call lan
 /* Is policy @name left out by --exclude or --only? */
 static int ec_left_out(const char *name)
 {
-	return ec_listed(ec_exclude, name) || (ec_only && !ec_listed(ec_only, name));
+	return em_listed(ec_exclude, name) || (ec_only && !em_listed(ec_only, name));
 }
 static const char *ec_argv0 = "elvcheck";
 
