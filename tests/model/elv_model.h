@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "elevator/elevator.h"
+#include "../support/first_error.h"
 #include "elevator/policy.h" /* public: struct elv_policy for names and counter counts */
 #include "elevator/qos.h"
 
@@ -237,11 +238,8 @@ static void em_fail(struct em *m, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (m->failed)
-		return;
-	m->failed = 1;
 	va_start(ap, fmt);
-	vsnprintf(m->err, sizeof(m->err), fmt, ap);
+	elv_first_error(&m->failed, m->err, sizeof(m->err), fmt, ap);
 	va_end(ap);
 }
 

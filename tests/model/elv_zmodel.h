@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "elevator/elevator.h"
+#include "../support/first_error.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define EZ_MAYBE_UNUSED __attribute__((unused))
@@ -142,11 +143,8 @@ static void ez_fail(struct ez *m, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (m->failed)
-		return;
-	m->failed = 1;
 	va_start(ap, fmt);
-	vsnprintf(m->err, sizeof(m->err), fmt, ap);
+	elv_first_error(&m->failed, m->err, sizeof(m->err), fmt, ap);
 	va_end(ap);
 }
 
