@@ -525,6 +525,20 @@ static struct io *step_read(struct sim *sm, struct reader *r)
 	return io_of(rq);
 }
 
+/* Reader A near sector 1000 with a history of six reads 0.1 ms apart; reader B far away. */
+static void sim_two_readers(struct sim *sm, struct reader **a, struct reader **b)
+{
+	int i;
+
+	sim_init(sm, -1);
+	*a = sim_reader(sm, 1000, 0, 100, 0);
+	*b = sim_reader(sm, 80000000, 0, 100, 0);
+	for (i = 0; i < 6; i++) {
+		step_read(sm, *a);
+		sm->now += 100 * US;
+	}
+}
+
 static void test_wait_times_out_then_other_stream(void **state)
 {
 	struct sim *sm = &S;
@@ -532,17 +546,9 @@ static void test_wait_times_out_then_other_stream(void **state)
 	struct elv_request *rq;
 	struct io *bio;
 	uint64_t end, t_done;
-	int i;
 
 	(void)state;
-	sim_init(sm, -1);
-	a = sim_reader(sm, 1000, 0, 100, 0);
-	b = sim_reader(sm, 80000000, 0, 100, 0);
-	/* A builds a history: sequential reads 0.1 ms apart. */
-	for (i = 0; i < 6; i++) {
-		step_read(sm, a);
-		sm->now += 100 * US;
-	}
+	sim_two_readers(sm, &a, &b);
 	/* One more read of A, and B's far read waits behind it. */
 	sim_submit_read(sm, a);
 	assert_int_equal(elv_dispatch(sm->q, sm->now, 0, &rq), 0);
@@ -590,16 +596,9 @@ static void test_wait_hit(void **state)
 	struct reader *a, *b;
 	struct elv_request *rq;
 	struct io *bio;
-	int i;
 
 	(void)state;
-	sim_init(sm, -1);
-	a = sim_reader(sm, 1000, 0, 100, 0);
-	b = sim_reader(sm, 80000000, 0, 100, 0);
-	for (i = 0; i < 6; i++) {
-		step_read(sm, a);
-		sm->now += 100 * US;
-	}
+	sim_two_readers(sm, &a, &b);
 	sim_submit_read(sm, b);
 	bio = b->pending;
 	/* A's last read completed 0.1 ms ago; B's read would seek far: wait for A. */
@@ -702,6 +701,13 @@ static void done(struct sim *sm, struct io *io)
 	chk(sm);
 }
 
+/* The next dispatch must be @want, which then completes at once. */
+static void serve(struct sim *sm, struct io *want)
+{
+	assert_ptr_equal(disp(sm, 0), want);
+	done(sm, want);
+}
+
 /* Stream @s reads sequentially from @sector: @n reads, 0.1 ms service and think time each. */
 static uint64_t warm_up(struct sim *sm, struct elv_stream *s, uint64_t sector, int n)
 {
@@ -746,8 +752,7 @@ static void test_close_window_widens(void **state)
 	assert_int_equal(elv_next_event(sm->q), ELV_TIME_NEVER);
 	assert_int_equal(qstats(sm).idle_ns, 2500 * US);
 	/* The nearest request goes, then its neighbour, then the far one. */
-	assert_ptr_equal(disp(sm, 0), near1);
-	done(sm, near1);
+	serve(sm, near1);
 	assert_ptr_equal(disp(sm, ELV_DISPATCH_FORCE), near2);
 	done(sm, near2);
 	assert_ptr_equal(disp(sm, ELV_DISPATCH_FORCE), far);
@@ -776,8 +781,7 @@ static void test_exit_ends_wait(void **state)
 	chk(sm);
 	assert_int_equal(pstat(sm, "antic_exits"), 1);
 	assert_int_equal(elv_next_event(sm->q), ELV_TIME_NEVER);
-	assert_ptr_equal(disp(sm, 0), far);
-	done(sm, far);
+	serve(sm, far);
 	sim_finish(sm);
 }
 
@@ -804,8 +808,7 @@ static void test_cancel_during_wait(void **state)
 	sm->now += 50 * US;
 	next = add_rq(sm, ELV_OP_READ, &a, sector);
 	assert_int_equal(pstat(sm, "antic_hits"), 1);
-	assert_ptr_equal(disp(sm, 0), next);
-	done(sm, next);
+	serve(sm, next);
 	assert_int_equal(elv_stream_exit(sm->q, &a, sm->now), 0);
 	sim_finish(sm);
 }
@@ -962,10 +965,8 @@ static void test_drain_before_direction_switch(void **state)
 	assert_null(disp(sm, 0));
 	sm->now += 1 * MS;
 	done(sm, r3);
-	assert_ptr_equal(disp(sm, 0), w1);
-	done(sm, w1);
-	assert_ptr_equal(disp(sm, 0), r4);
-	done(sm, r4);
+	serve(sm, w1);
+	serve(sm, r4);
 	assert_int_equal(pstat(sm, "write_batches"), 1);
 	sim_finish(sm);
 }
@@ -1009,37 +1010,28 @@ static void test_back_seek_scoring(void **state)
 	(void)state;
 	sim_init(sm, 0);
 	x = add_rq(sm, ELV_OP_READ, NULL, 999992);
-	assert_ptr_equal(disp(sm, 0), x);
-	done(sm, x); /* the head is at 1000000 */
+	serve(sm, x); /* the head is at 1000000 */
 	/* 100 back costs 200: beats 300 forward... */
 	fwd = add_rq(sm, ELV_OP_READ, NULL, 1000300);
 	back = add_rq(sm, ELV_OP_READ, NULL, 999900);
-	assert_ptr_equal(disp(sm, 0), back);
-	done(sm, back);
-	assert_ptr_equal(disp(sm, 0), fwd);
-	done(sm, fwd);
+	serve(sm, back);
+	serve(sm, fwd);
 	/* ...but not 150 forward (the head is now at 1000308). */
 	back = add_rq(sm, ELV_OP_READ, NULL, 1000208);
 	fwd = add_rq(sm, ELV_OP_READ, NULL, 1000458);
-	assert_ptr_equal(disp(sm, 0), fwd);
-	done(sm, fwd);
+	serve(sm, fwd);
 	/* The one left behind is next (258 back); then a far one moves the head to 3000008. */
-	assert_ptr_equal(disp(sm, 0), back);
-	done(sm, back);
+	serve(sm, back);
 	x = add_rq(sm, ELV_OP_READ, NULL, 3000000);
-	assert_ptr_equal(disp(sm, 0), x);
-	done(sm, x);
+	serve(sm, x);
 	/* Farther back than 1 Mi sectors is a wrap: it loses to any forward request... */
 	back = add_rq(sm, ELV_OP_READ, NULL, 1000000);
 	x = add_rq(sm, ELV_OP_READ, NULL, 500);
 	fwd = add_rq(sm, ELV_OP_READ, NULL, 900000000);
-	assert_ptr_equal(disp(sm, 0), fwd);
-	done(sm, fwd);
+	serve(sm, fwd);
 	/* ...and among wrapped requests the lowest goes first, then the sweep goes up. */
-	assert_ptr_equal(disp(sm, 0), x);
-	done(sm, x);
-	assert_ptr_equal(disp(sm, 0), back);
-	done(sm, back);
+	serve(sm, x);
+	serve(sm, back);
 	sim_finish(sm);
 }
 
@@ -1056,18 +1048,14 @@ static void test_back_seek_near_top(void **state)
 	(void)state;
 	sim_init(sm, 0);
 	x = add_rq(sm, ELV_OP_READ, NULL, UINT64_MAX - 17);
-	assert_ptr_equal(disp(sm, 0), x);
-	done(sm, x); /* the head is at 2^64 - 10 */
+	serve(sm, x); /* the head is at 2^64 - 10 */
 	low = add_rq(sm, ELV_OP_READ, NULL, 0);
 	back = add_rq(sm, ELV_OP_READ, NULL, UINT64_MAX - 1009);
-	assert_ptr_equal(disp(sm, 0), back); /* 1000 back beats the wrap */
-	done(sm, back);
+	serve(sm, back); /* 1000 back beats the wrap */
 	/* The head is at 2^64 - 1002: two wraps, the lower sector first, whichever came first. */
 	wrap = add_rq(sm, ELV_OP_READ, NULL, UINT64_MAX - 3000000);
-	assert_ptr_equal(disp(sm, 0), low);
-	done(sm, low);
-	assert_ptr_equal(disp(sm, 0), wrap);
-	done(sm, wrap);
+	serve(sm, low);
+	serve(sm, wrap);
 	sim_finish(sm);
 }
 
