@@ -152,6 +152,20 @@ static void fin(struct elv_request *rq, int status)
 	chk();
 }
 
+/* The next dispatch must be @rq; it completes with success. */
+static void serve(struct elv_request *rq)
+{
+	assert_ptr_equal(disp(), rq);
+	fin(rq, 0);
+}
+
+/* @rq is added, dispatched next and completed with success. */
+static void through(struct elv_request *rq)
+{
+	assert_int_equal(add(rq), 0);
+	serve(rq);
+}
+
 static struct elv_zone_info zi(uint32_t z)
 {
 	struct elv_zone_info i;
@@ -198,9 +212,7 @@ static void fill(int i, uint32_t z, uint32_t n)
 {
 	struct elv_request *rq = W(i, z, zi(z).wp, n);
 
-	assert_int_equal(add(rq), 0);
-	assert_ptr_equal(disp(), rq);
-	fin(rq, 0);
+	through(rq);
 }
 
 #define FOR_EACH_POLICY(p, i) for ((i) = 0; ((p) = elv_policy_at(i)) != NULL; (i)++)
@@ -322,9 +334,7 @@ static void test_47_4_failure(void **state)
 		refused(W(4, Z, 24, 8), ELV_EIO);
 		/* A reset resynchronises the pointer: a write at offset 0 then works. */
 		r = mk(5, (uint64_t)Z * ZS, ZS, ELV_OP_ZONE_RESET, 0);
-		assert_int_equal(add(r), 0);
-		assert_ptr_equal(disp(), r);
-		fin(r, 0);
+		through(r);
 		assert_int_equal(zi(Z).need_wp_update, 0);
 		assert_int_equal(zi(Z).cond, ELV_ZONE_EMPTY);
 		fill(6, Z, 8);
@@ -436,8 +446,7 @@ static void test_38_4_locking(void **state)
 	assert_true((a == w1 && b == w3) || (a == w3 && b == w1));
 	assert_null(disp());
 	fin(w1, 0);
-	assert_ptr_equal(disp(), w2);
-	fin(w2, 0);
+	serve(w2);
 	fin(w3, 0);
 	zdown();
 }
@@ -643,9 +652,7 @@ static void test_bad_requests(void **state)
 	refused(mk(1, (uint64_t)(Z + 2) * ZS, ZS, ELV_OP_ZONE_RESET, 0), ELV_EIO);
 	assert_int_equal(zi(Z + 1).cond, ELV_ZONE_READONLY);
 	r = mk(2, (uint64_t)(Z + 2) * ZS, 8, ELV_OP_READ, 0); /* reads are not the stage's */
-	assert_int_equal(add(r), 0);
-	assert_ptr_equal(disp(), r);
-	fin(r, 0);
+	through(r);
 	/* Reset or finish with writes of the zone on their way or held. */
 	w = W(3, Z, 16, 8);
 	assert_int_equal(add(w), 0);
@@ -663,8 +670,7 @@ static void test_bad_requests(void **state)
 	r = mk(6, (uint64_t)Z * ZS, ZS, ELV_OP_ZONE_RESET, 0);
 	assert_int_equal(add(r), 0);
 	refused(mk(7, (uint64_t)Z * ZS, ZS, ELV_OP_ZONE_RESET, 0), ELV_EBUSY);
-	assert_ptr_equal(disp(), r);
-	fin(r, 0);
+	serve(r);
 	/* Reports that do not fit. */
 	assert_int_equal(elv_zone_report(fx.q, NZ, ELV_ZONE_EMPTY, 0), ELV_ERANGE);
 	assert_int_equal(elv_zone_report(fx.q, 0, ELV_ZONE_EMPTY, 0), ELV_EINVAL);
@@ -710,9 +716,7 @@ static void test_partial_last_zone(void **state)
 	refused(mk(0, (uint64_t)(NZ - 1) * ZS, ZS, ELV_OP_ZONE_FINISH, 0), ELV_ERANGE);
 	refused(mk(0, (uint64_t)(NZ - 1) * ZS, 32, ELV_OP_ZONE_FINISH, 0), ELV_EINVAL);
 	r = mk(0, (uint64_t)(NZ - 1) * ZS, 40, ELV_OP_ZONE_FINISH, 0);
-	assert_int_equal(add(r), 0);
-	assert_ptr_equal(disp(), r);
-	fin(r, 0);
+	through(r);
 	assert_int_equal(zi(NZ - 1).cond, ELV_ZONE_FULL);
 	zdown();
 }
@@ -743,15 +747,13 @@ static void test_reset_finish_barriers(void **state)
 		assert_int_equal(zi(Z).nr_held, 1);
 		fin(rd, 0);
 		fin(r, 0);
-		assert_ptr_equal(disp(), w);
-		fin(w, 0);
+		serve(w);
 		assert_int_equal(zi(Z).wp, 8);
 		/* Finish: the zone is full for every write added after it. */
 		r = mk(5, (uint64_t)Z * ZS, ZS, ELV_OP_ZONE_FINISH, 0);
 		assert_int_equal(add(r), 0);
 		refused(W(6, Z, 8, 8), ELV_ENOSPC);
-		assert_ptr_equal(disp(), r);
-		fin(r, 0);
+		serve(r);
 		assert_int_equal(zi(Z).cond, ELV_ZONE_FULL);
 		/* A failed reset leaves the pointer unknown. */
 		r = mk(7, (uint64_t)Z * ZS, ZS, ELV_OP_ZONE_RESET, 0);
@@ -799,9 +801,7 @@ static void test_open_active_limits(void **state)
 	fin(disp(), 0);
 	/* Finishing one frees an active slot. */
 	f = mk(5, (uint64_t)(Z + 1) * ZS, ZS, ELV_OP_ZONE_FINISH, 0);
-	assert_int_equal(add(f), 0);
-	assert_ptr_equal(disp(), f);
-	fin(f, 0);
+	through(f);
 	fill(6, Z + 3, 8);
 	/* A waiting write can be cancelled; its zone stops waiting. */
 	a = W(7, Z, 16, 8);
@@ -881,10 +881,8 @@ static void test_cancel_drain_requeue(void **state)
 		assert_int_equal(add(w2), 0);
 		assert_int_equal(elv_requeue(fx.q, w1, fx.now += 10), 0);
 		chk();
-		assert_ptr_equal(disp(), w1);
-		fin(w1, 0);
-		assert_ptr_equal(disp(), w2);
-		fin(w2, 0);
+		serve(w1);
+		serve(w2);
 		/* A write passed on but still queued, cancelled: the pointer goes back. */
 		w1 = W(2, Z, 16, 8);
 		w2 = W(3, Z, 24, 8);
