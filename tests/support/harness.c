@@ -226,6 +226,17 @@ static void th_print_order(const struct th *h)
 	print_message("\n");
 }
 
+/* @same leading dispatches matched the @n expected: fail unless all did and none came more. */
+static void th_expect_matched(const struct th *h, unsigned same, unsigned n)
+{
+	if (same != n || h->nr_order != n) {
+		th_print_order(h);
+		print_error("first difference at position %u of %u (got %u dispatches)\n", same,
+			    n, h->nr_order);
+		fail();
+	}
+}
+
 void th_expect_sectors(const struct th *h, const uint64_t *sectors, unsigned n)
 {
 	unsigned i;
@@ -233,12 +244,7 @@ void th_expect_sectors(const struct th *h, const uint64_t *sectors, unsigned n)
 	for (i = 0; i < n && i < h->nr_order; i++)
 		if (h->order_sector[i] != sectors[i])
 			break;
-	if (i != n || h->nr_order != n) {
-		th_print_order(h);
-		print_error("first difference at position %u of %u (got %u dispatches)\n", i, n,
-			    h->nr_order);
-		fail();
-	}
+	th_expect_matched(h, i, n);
 }
 
 void th_expect_ids(const struct th *h, const uint32_t *ids, unsigned n)
@@ -248,12 +254,7 @@ void th_expect_ids(const struct th *h, const uint32_t *ids, unsigned n)
 	for (i = 0; i < n && i < h->nr_order; i++)
 		if (h->order_id[i] != ids[i])
 			break;
-	if (i != n || h->nr_order != n) {
-		th_print_order(h);
-		print_error("first difference at position %u of %u (got %u dispatches)\n", i, n,
-			    h->nr_order);
-		fail();
-	}
+	th_expect_matched(h, i, n);
 }
 
 void th_clear_order(struct th *h)
