@@ -261,6 +261,10 @@ static inline int elv_prio_ok(uint8_t p)
 	return p < 32u; /* class in bits 3-4, level in bits 0-2 */
 }
 
+/* The argument check of every call on a registered stream (stream.c, group.c): the
+ * elv_gate_err() of @q, else ELV_EINVAL unless @s is registered with @q, else 0. */
+int elv_stream_err(const struct elv_queue *q, const struct elv_stream *s);
+
 /* elv_gate_err(), or ELV_ENOSYS on an open queue when stages are compiled out (queue.c). */
 int elv_stage_gate_err(const struct elv_queue *q);
 

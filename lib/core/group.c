@@ -23,13 +23,6 @@ static int elv_group_of(const struct elv_queue *q, const struct elv_group *g)
 }
 #endif
 
-#if !defined(ELV_NO_STREAMS)
-static int elv_stream_in(const struct elv_queue *q, const struct elv_stream *s)
-{
-	return (s->flags & ELV_STREAM_REGISTERED) && s->q == q;
-}
-#endif
-
 static void elv_group_hook_init(struct elv_queue *q, struct elv_group *g, uint64_t now)
 {
 	void (*fn)(struct elv_queue *, struct elv_group *, uint64_t) =
@@ -40,7 +33,18 @@ static void elv_group_hook_init(struct elv_queue *q, struct elv_group *g, uint64
 		fn(q, g, now);
 }
 
+/* Built with ELV_NO_STREAMS, the calls below are stream.c's ENOSYS stubs. */
 #if !defined(ELV_NO_STREAMS)
+/* The argument check of every call on a registered group, as elv_stream_err() for streams. */
+static int elv_group_err(const struct elv_queue *q, const struct elv_group *g)
+{
+	int err = elv_gate_err(q);
+
+	if (err)
+		return err;
+	return g && elv_group_of(q, g) ? 0 : ELV_EINVAL;
+}
+
 static void elv_reweight(struct elv_queue *q, struct elv_stream *s, const struct elv_group *old)
 {
 	void (*fn)(struct elv_queue *, struct elv_stream *, const struct elv_group *) =
@@ -49,16 +53,9 @@ static void elv_reweight(struct elv_queue *q, struct elv_stream *s, const struct
 	if (fn)
 		fn(q, s, old);
 }
-#endif
 
 int elv_group_init(struct elv_queue *q, struct elv_group *g, uint64_t now)
 {
-#if defined(ELV_NO_STREAMS)
-	(void)q;
-	(void)g;
-	(void)now;
-	return ELV_ENOSYS;
-#else
 	int err = elv_gate_err(q);
 
 	if (err)
@@ -80,24 +77,15 @@ int elv_group_init(struct elv_queue *q, struct elv_group *g, uint64_t now)
 	elv_list_add_tail(&q->groups, &g->link);
 	elv_group_hook_init(q, g, now);
 	return 0;
-#endif
 }
 
 int elv_group_exit(struct elv_queue *q, struct elv_group *g, uint64_t now)
 {
-#if defined(ELV_NO_STREAMS)
-	(void)q;
-	(void)g;
-	(void)now;
-	return ELV_ENOSYS;
-#else
 	void (*fn)(struct elv_queue *, struct elv_group *, uint64_t);
-	int err = elv_gate_err(q);
+	int err = elv_group_err(q, g);
 
 	if (err)
 		return err;
-	if (!g || !elv_group_of(q, g))
-		return ELV_EINVAL;
 	if (g->nr_streams)
 		return ELV_EBUSY;
 	/* Its QoS client goes with it (no stream left, so it holds no request); given the
@@ -112,67 +100,42 @@ int elv_group_exit(struct elv_queue *q, struct elv_group *g, uint64_t now)
 	g->flags = 0;
 	g->q = NULL;
 	return 0;
-#endif
 }
 
 int elv_group_set_weight(struct elv_queue *q, struct elv_group *g, uint16_t weight)
 {
-#if defined(ELV_NO_STREAMS)
-	(void)q;
-	(void)g;
-	(void)weight;
-	return ELV_ENOSYS;
-#else
-	int err = elv_gate_err(q);
+	int err = elv_group_err(q, g);
 
 	if (err)
 		return err;
-	if (!g || !elv_group_of(q, g))
-		return ELV_EINVAL;
 	if (weight == 0 || weight > ELV_GROUP_WEIGHT_MAX)
 		return ELV_ERANGE;
 	g->weight = weight;
 	elv_reweight(q, NULL, g);
 	return 0;
-#endif
 }
 
 int elv_stream_set_weight(struct elv_queue *q, struct elv_stream *s, uint16_t weight)
 {
-#if defined(ELV_NO_STREAMS)
-	(void)q;
-	(void)s;
-	(void)weight;
-	return ELV_ENOSYS;
-#else
-	int err = elv_gate_err(q);
+	int err = elv_stream_err(q, s);
 
 	if (err)
 		return err;
-	if (!s || !elv_stream_in(q, s))
-		return ELV_EINVAL;
 	if (weight > ELV_WEIGHT_MAX)
 		return ELV_ERANGE;
 	s->weight = weight;
 	elv_reweight(q, s, s->group);
 	return 0;
-#endif
 }
 
 int elv_stream_set_group(struct elv_queue *q, struct elv_stream *s, struct elv_group *g)
 {
-#if defined(ELV_NO_STREAMS)
-	(void)q;
-	(void)s;
-	(void)g;
-	return ELV_ENOSYS;
-#else
 	struct elv_group *old;
-	int err = elv_gate_err(q);
+	int err = elv_stream_err(q, s);
 
 	if (err)
 		return err;
-	if (!s || !elv_stream_in(q, s) || (g && !elv_group_of(q, g)))
+	if (g && !elv_group_of(q, g))
 		return ELV_EINVAL;
 	if (s->group == g)
 		return 0;
@@ -187,8 +150,8 @@ int elv_stream_set_group(struct elv_queue *q, struct elv_stream *s, struct elv_g
 	s->group = g;
 	elv_reweight(q, s, old);
 	return 0;
-#endif
 }
+#endif
 
 struct elv_group *elv_queue_group_next(const struct elv_queue *q, const struct elv_group *g)
 {

@@ -5,19 +5,47 @@
  * A stream is the host's handle for one submitter (a process, a cgroup member, a tenant).
  * The core keeps it on the queue's list and tells the policy through its stream_init and
  * stream_exit hooks; weights and group membership are in group.c.
+ *
+ * Built with ELV_NO_STREAMS, every stream and group call is the ENOSYS stub defined here,
+ * whatever its arguments, and group.c keeps only what the rest of the core calls.
  */
 #include <string.h>
 
 #include "elv_internal.h"
 
+#if defined(ELV_NO_STREAMS)
+
+#define ELV_NOSYS_CALL(name, obj, arg)                                                         \
+	int name(struct elv_queue *q, obj o, arg a)                                            \
+	{                                                                                      \
+		(void)q;                                                                       \
+		(void)o;                                                                       \
+		(void)a;                                                                       \
+		return ELV_ENOSYS;                                                             \
+	}
+
+ELV_NOSYS_CALL(elv_stream_init, struct elv_stream *, uint64_t)
+ELV_NOSYS_CALL(elv_stream_exit, struct elv_stream *, uint64_t)
+ELV_NOSYS_CALL(elv_stream_set_prio, struct elv_stream *, uint8_t)
+ELV_NOSYS_CALL(elv_stream_set_weight, struct elv_stream *, uint16_t)
+ELV_NOSYS_CALL(elv_stream_set_group, struct elv_stream *, struct elv_group *)
+ELV_NOSYS_CALL(elv_group_init, struct elv_group *, uint64_t)
+ELV_NOSYS_CALL(elv_group_exit, struct elv_group *, uint64_t)
+ELV_NOSYS_CALL(elv_group_set_weight, struct elv_group *, uint16_t)
+
+#else
+
+int elv_stream_err(const struct elv_queue *q, const struct elv_stream *s)
+{
+	int err = elv_gate_err(q);
+
+	if (err)
+		return err;
+	return s && elv_stream_of(q, s) ? 0 : ELV_EINVAL;
+}
+
 int elv_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 {
-#if defined(ELV_NO_STREAMS)
-	(void)q;
-	(void)s;
-	(void)now;
-	return ELV_ENOSYS;
-#else
 	int err = elv_gate_err(q);
 
 	if (err)
@@ -39,23 +67,14 @@ int elv_stream_init(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 	if (q->policy->stream_init)
 		q->policy->stream_init(q, s, now);
 	return 0;
-#endif
 }
 
 int elv_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 {
-#if defined(ELV_NO_STREAMS)
-	(void)q;
-	(void)s;
-	(void)now;
-	return ELV_ENOSYS;
-#else
-	int err = elv_gate_err(q);
+	int err = elv_stream_err(q, s);
 
 	if (err)
 		return err;
-	if (!s || !elv_stream_of(q, s))
-		return ELV_EINVAL;
 	if (s->nr_rq)
 		return ELV_EBUSY;
 	/* Its QoS client goes with it, as qos.h says (the stage holds none of its requests);
@@ -70,24 +89,18 @@ int elv_stream_exit(struct elv_queue *q, struct elv_stream *s, uint64_t now)
 	s->flags = 0;
 	s->q = NULL;
 	return 0;
-#endif
 }
 
 int elv_stream_set_prio(struct elv_queue *q, struct elv_stream *s, uint8_t ioprio)
 {
-#if defined(ELV_NO_STREAMS)
-	(void)q;
-	(void)s;
-	(void)ioprio;
-	return ELV_ENOSYS;
-#else
-	int err = elv_gate_err(q);
+	int err = elv_stream_err(q, s);
 
 	if (err)
 		return err;
-	if (!s || !elv_stream_of(q, s) || !elv_prio_ok(ioprio))
+	if (!elv_prio_ok(ioprio))
 		return ELV_EINVAL;
 	s->ioprio = ioprio;
 	return 0;
-#endif
 }
+
+#endif

@@ -241,7 +241,9 @@ static int streams(struct elv_queue *q)
 {
 	struct elv_stream s;
 	struct elv_request k;
-#if !defined(ELV_NO_STREAMS)
+#if defined(ELV_NO_STREAMS)
+	struct elv_group g;
+#else
 	uint64_t sectors;
 #endif
 
@@ -253,6 +255,13 @@ static int streams(struct elv_queue *q)
 	EXPECT(elv_stream_set_prio(q, &s, ELV_PRIO(2, 0)) == ELV_ENOSYS);
 	EXPECT(elv_add(q, &k, now_ns++) == ELV_EINVAL); /* an unregistered stream */
 	EXPECT(elv_stream_exit(q, &s, now_ns++) == ELV_ENOSYS);
+	/* The weight and group calls are compiled out with them. */
+	memset(&g, 0, sizeof(g));
+	EXPECT(elv_stream_set_weight(q, &s, 100) == ELV_ENOSYS);
+	EXPECT(elv_stream_set_group(q, &s, &g) == ELV_ENOSYS);
+	EXPECT(elv_group_init(q, &g, now_ns++) == ELV_ENOSYS);
+	EXPECT(elv_group_set_weight(q, &g, 100) == ELV_ENOSYS);
+	EXPECT(elv_group_exit(q, &g, now_ns++) == ELV_ENOSYS);
 #else
 	EXPECT(elv_stream_init(q, &s, now_ns++) == 0);
 	EXPECT(elv_stream_set_prio(q, &s, ELV_PRIO(2, 0)) == 0);
