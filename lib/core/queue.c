@@ -458,13 +458,19 @@ static ELV_COLD int elv_add_held(struct elv_queue *q, struct elv_request *rq)
 #endif
 
 /* A request leaving the stages goes on: behind a pending barrier, or to the policy. */
-int elv_stage_enqueue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+static ELV_SPEED_INLINE int elv_stage_enqueue_in(struct elv_queue *q, struct elv_request *rq,
+						 uint64_t now)
 {
 #if !defined(ELV_NO_BARRIER)
-	if ((rq->flags & ELV_RQ_BARRIER) || q->nr_held)
+	if (ELV_UNLIKELY((rq->flags & ELV_RQ_BARRIER) || q->nr_held))
 		return elv_add_held(q, rq);
 #endif
 	return elv_enqueue(q, rq, now);
+}
+
+int elv_stage_enqueue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	return elv_stage_enqueue_in(q, rq, now);
 }
 
 /*
@@ -479,7 +485,8 @@ static inline void(elv_stages_completed)(struct elv_queue *q, struct elv_request
 }
 
 /* The stages admitted @rq (rq->time and rq->seq set): it is the library's from now on. */
-void elv_add_accept(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+static ELV_SPEED_INLINE void elv_add_accept_in(struct elv_queue *q, struct elv_request *rq,
+					       uint64_t now)
 {
 	q->seq++;
 	ELV_STAT_ADD(q, added, 1);
@@ -488,8 +495,59 @@ void elv_add_accept(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	elv_trace(q, ELV_TRACE_INSERT, rq, NULL, 0, now);
 }
 
+void elv_add_accept(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+{
+	elv_add_accept_in(q, rq, now);
+}
+
+/*
+ * The paths past the gate's test that a queue with stages takes on every call: out of line,
+ * so that the plain paths save no registers for them, but optimised for speed. Without
+ * stage paths only errors reach them.
+ */
+#if defined(ELV_NO_STAGES) || !defined(__GNUC__)
+#define ELV_STAGED_PATH ELV_COLD
+#else
+#define ELV_STAGED_PATH __attribute__((noinline))
+#endif
+
+#if !defined(ELV_NO_STAGES)
+/*
+ * elv_add() on a queue with one stage, in @slot, that has no validate hook (the usual QoS
+ * set-up): its admit is the only step that may refuse, and a refusal there changes nothing.
+ * The queue's clock moves only once admit has taken the request (admit works at the time it
+ * is given, stage.c), so a refusal leaves nothing to put back; a host time that runs back
+ * takes stage.c's add, which saves the clock. No validate pass, no loop over the slots.
+ */
+static ELV_SPEED_INLINE int elv_add_one_stage(struct elv_queue *q, struct elv_request *rq,
+					      uint64_t now, unsigned slot)
+{
+	uint64_t t = now + q->time_offset;
+	int r;
+
+	if (ELV_UNLIKELY(elv_time_before(t, q->now)))
+		return q->stage_vt->add(q, rq, now);
+	rq->time = t;
+	rq->seq = q->seq;
+	r = q->stage[slot].ops->admit(q, rq, t);
+	if (ELV_UNLIKELY(r < 0))
+		return r;
+	q->now = t; /* elv_clock() at t, now that the call succeeds */
+	q->clock_set = 1;
+	now = t;
+	if (r == ELV_STAGE_HELD) { /* the stage took it: as elv_stage_took() in stage.c */
+		rq->state = ELV_RQ_HELD;
+		rq->hlink.owner = q;
+		q->stage[slot].nr_held++;
+		q->nr_staged++;
+	}
+	elv_add_accept_in(q, rq, now);
+	return r == ELV_STAGE_HELD ? 0 : elv_stage_enqueue_in(q, rq, now);
+}
+#endif
+
 /* elv_add() past the gate's test: a bad argument, a closed gate, or stages attached. */
-static ELV_COLD int elv_add_slow(struct elv_queue *q, struct elv_request *rq, uint64_t now)
+static ELV_STAGED_PATH int elv_add_slow(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	int err = rq ? elv_gate_err(q) : ELV_EINVAL;
 
@@ -506,6 +564,9 @@ static ELV_COLD int elv_add_slow(struct elv_queue *q, struct elv_request *rq, ui
 	if (rq->flags & ELV_RQ_BARRIER)
 		return ELV_ENOSYS;
 #endif
+	_Static_assert(ELV_STAGE_NR == 2, "q->stages >> 1 is the slot of a single stage");
+	if (!(q->stages & (q->stages - 1u)) && !q->stage[q->stages >> 1].ops->validate)
+		return elv_add_one_stage(q, rq, now, (unsigned)q->stages >> 1);
 	return q->stage_vt->add(q, rq, now);
 #endif
 }
@@ -625,7 +686,7 @@ static ELV_SPEED_INLINE int elv_dispatch_out(struct elv_queue *q, struct elv_req
 }
 
 /* elv_dispatch() past the gate's test: a bad argument, a closed gate, or stages attached. */
-static ELV_COLD int elv_dispatch_slow(struct elv_queue *q, uint64_t now, unsigned flags,
+static ELV_STAGED_PATH int elv_dispatch_slow(struct elv_queue *q, uint64_t now, unsigned flags,
 				      struct elv_request **out)
 {
 	int err = out && !(flags & ~(unsigned)ELV_DISPATCH_FORCE) ? elv_gate_err(q) : ELV_EINVAL;
@@ -693,9 +754,13 @@ static ELV_SPEED_INLINE int elv_back_from_device(struct elv_queue *q, struct elv
  * Completion with a status, or on a queue with stages: the stages learn the outcome, then
  * what they may release joins the policy.
  */
-static ELV_COLD void elv_complete_slow(struct elv_queue *q, struct elv_request *rq, int status,
-				       uint64_t now)
+static ELV_STAGED_PATH int elv_complete_slow(struct elv_queue *q, struct elv_request *rq,
+					     int status, uint64_t now)
 {
+	int err = elv_back_from_device(q, rq, &now);
+
+	if (err)
+		return err;
 	ELV_STAT_ADD(q, completed, 1);
 	if (q->complete)
 		q->complete(q, rq, now);
@@ -705,6 +770,7 @@ static ELV_COLD void elv_complete_slow(struct elv_queue *q, struct elv_request *
 	elv_rq_release(q, rq);
 	if (q->nr_staged) /* only a stage that holds requests may release one */
 		q->stage_vt->pump(q, now);
+	return 0;
 }
 
 #endif
@@ -719,15 +785,9 @@ int elv_complete_status(struct elv_queue *q, struct elv_request *rq, int status,
 	(void)now;
 	return ELV_ENOSYS;
 #else
-	int err;
-
 	if (status > 0)
 		return ELV_EINVAL;
-	err = elv_back_from_device(q, rq, &now);
-	if (err)
-		return err;
-	elv_complete_slow(q, rq, status, now);
-	return 0;
+	return elv_complete_slow(q, rq, status, now);
 #endif
 }
 
@@ -737,7 +797,7 @@ int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 #if defined(ELV_NO_STAGES)
 		return elv_gate_err(q);
 #else
-		return elv_complete_status(q, rq, 0, now);
+		return elv_complete_slow(q, rq, 0, now);
 #endif
 	if (ELV_UNLIKELY(!rq || rq->state != ELV_RQ_DISPATCHED || rq->hlink.owner != q))
 		return ELV_EINVAL;

@@ -41,6 +41,9 @@
  *                         has ordered the latter already). When a later stage refuses, the
  *                         earlier stages that passed the request on hear completed(...,
  *                         ELV_STAGE_WITHDRAWN), which undoes what passing it changed.
+ *                         Admit works at @now and must not read q->now: with one stage
+ *                         and no validate hook, elv_add() moves the queue's clock to @now
+ *                         only once admit has taken the request (queue.c).
  *   release(q, now)       elv_dispatch() before it asks the policy, and after every
  *                         completion, in a loop until NULL: one held request that may go on
  *                         (not called while the stages hold nothing).
@@ -73,15 +76,7 @@
  */
 #include "elv_internal.h"
 
-static const struct elv_stage_vt elv_stage_vt, elv_stage_vt_one;
-static const struct elv_stage_vt *elv_stage_vt_for(const struct elv_queue *q);
-
-/* The slot of the only stage attached (q->stages has one bit set). */
-static unsigned elv_stage_only(const struct elv_queue *q)
-{
-	_Static_assert(ELV_STAGE_NR == 2, "elv_stage_only() knows two slots");
-	return (unsigned)(q->stages >> 1);
-}
+static const struct elv_stage_vt elv_stage_vt;
 
 _Static_assert(sizeof(((struct elv_queue *)0)->stage) / sizeof(struct elv_stage) == ELV_STAGE_NR,
 	       "one stage slot per ELV_STAGE_* value");
@@ -112,7 +107,7 @@ int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_
 	/* The core tells the stages of dispatches and completions only if one listens. */
 	if (ops->dispatched || ops->completed)
 		q->stage_hear |= (uint8_t)(1u << slot);
-	q->stage_vt = elv_stage_vt_for(q);
+	q->stage_vt = &elv_stage_vt;
 	q->gate = ELV_GATE_STAGED; /* the entry points now take their staged paths */
 	elv_merge_veto_update(q);
 	return 0;
@@ -134,8 +129,6 @@ int elv_stage_detach(struct elv_queue *q, unsigned slot)
 	q->stage_hear &= (uint8_t)~(1u << slot);
 	if (!q->stages)
 		q->gate = ELV_GATE_OPEN;
-	else
-		q->stage_vt = elv_stage_vt_for(q);
 	elv_merge_veto_update(q);
 	return 0;
 }
@@ -422,34 +415,6 @@ static int elv_stages_add(struct elv_queue *q, struct elv_request *rq, uint64_t 
 	return r == ELV_STAGE_HELD ? 0 : elv_stage_enqueue(q, rq, now);
 }
 
-/*
- * elv_add() with one stage attached, one without a validate hook (the usual QoS set-up): its
- * admit is the only one that may refuse, and a refusal there changes nothing, so no
- * validate pass and no loop over the slots.
- */
-static int elv_stage_add_one(struct elv_queue *q, struct elv_request *rq, uint64_t now)
-{
-	const unsigned slot = elv_stage_only(q);
-	uint64_t saved_now = q->now, saved_offset = q->time_offset;
-	uint8_t saved_set = q->clock_set;
-	int r;
-
-	now = elv_queue_clock(q, now);
-	rq->time = now;
-	rq->seq = q->seq;
-	r = q->stage[slot].ops->admit(q, rq, now);
-	if (ELV_UNLIKELY(r < 0)) {
-		q->now = saved_now;
-		q->time_offset = saved_offset;
-		q->clock_set = saved_set;
-		return r;
-	}
-	if (r == ELV_STAGE_HELD)
-		elv_stage_took(q, slot, rq);
-	elv_add_accept(q, rq, now);
-	return r == ELV_STAGE_HELD ? 0 : elv_stage_enqueue(q, rq, now);
-}
-
 static const struct elv_stage_vt elv_stage_vt = {
 	.add = elv_stages_add,
 	.dispatched = elv_stages_dispatched,
@@ -461,24 +426,3 @@ static const struct elv_stage_vt elv_stage_vt = {
 	.allow_merge = elv_stages_allow_merge,
 	.check = elv_stages_check,
 };
-
-/* The same with the add path for a single stage without a validate hook. */
-static const struct elv_stage_vt elv_stage_vt_one = {
-	.add = elv_stage_add_one,
-	.dispatched = elv_stages_dispatched,
-	.completed = elv_stages_completed,
-	.pump = elv_stages_pump,
-	.cancel = elv_stages_cancel,
-	.take_all = elv_stages_take_all,
-	.next_event = elv_stages_next_event,
-	.allow_merge = elv_stages_allow_merge,
-	.check = elv_stages_check,
-};
-
-/* The entry points that suit the stages now attached (at least one). */
-static const struct elv_stage_vt *elv_stage_vt_for(const struct elv_queue *q)
-{
-	if (!(q->stages & (q->stages - 1u)) && !q->stage[elv_stage_only(q)].ops->validate)
-		return &elv_stage_vt_one;
-	return &elv_stage_vt;
-}

@@ -106,7 +106,7 @@ static void test_vector_reject(void **state)
 	static const struct client c = { 0, 1, 200 };
 	struct elv_qos_settings set = { 0 };
 	struct elv_qos_client_stats st;
-	uint64_t t0 = 100 * (uint64_t)QS_SEC;
+	uint64_t t0 = 100 * (uint64_t)QS_SEC, qnow;
 	int late, k;
 
 	(void)state;
@@ -116,8 +116,13 @@ static void test_vector_reject(void **state)
 		S.backlog[0] = 0;
 		S.now = t0;
 		assert_int_equal(qs_add(&S, 0), 0);
-		for (k = 0; k < 9; k++)
+		qnow = S.q->now;
+		for (k = 0; k < 9; k++) {
+			S.now = t0 + (uint64_t)k; /* a refusal moves no clock either */
 			assert_int_equal(qs_add(&S, 0), ELV_EAGAIN);
+			assert_int_equal(S.q->now, qnow);
+		}
+		S.now = t0;
 		assert_int_equal(elv_qos_client_stats(S.q, &S.cs[0], &st), 0);
 		assert_int_equal(st.rejected, 9);
 		assert_int_equal(qs_flush(&S), 1);
