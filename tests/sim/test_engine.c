@@ -15,19 +15,11 @@
 #include <cmocka.h>
 
 #include "elevator/sim.h"
+#include "support/sim_config.h"
 
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
 
 static struct elv_sim_config cfg;
-
-static void base(const char *dev, const char *policy)
-{
-	memset(&cfg, 0, sizeof(cfg));
-	assert_int_equal(elv_sim_preset(dev, &cfg.dev), 0);
-	cfg.policy = elv_policy_find(policy);
-	assert_non_null(cfg.policy);
-	cfg.seed = 1;
-}
 
 /* A flash device whose 1-page read costs 50 + 10 + 5 = 65 us. */
 static void toy_flash(void)
@@ -55,10 +47,8 @@ static void test_think_time(void **state)
 
 	(void)state;
 	/* Zero service time: ten dependent reads 2 ms of thinking apart end at 18 ms. */
-	base("null", "noop");
-	cfg.nr_streams = 1;
-	s = &cfg.streams[0];
-	s->kind = ELV_SIM_SYNC_READER;
+	sim_config_base(&cfg, "null", "noop", 1);
+	s = sim_config_one_stream(&cfg, ELV_SIM_SYNC_READER);
 	s->pattern = ELV_SIM_SEQUENTIAL;
 	s->count = 10;
 	s->think_ms = 2;
@@ -89,7 +79,7 @@ static void test_replay(void **state)
 	struct elv_sim_result r;
 
 	(void)state;
-	base("null", "noop");
+	sim_config_base(&cfg, "null", "noop", 1);
 	toy_flash();
 	cfg.replay = recs;
 	cfg.nr_replay = 3;
@@ -148,7 +138,7 @@ static void test_trace_hook(void **state)
 	unsigned i;
 
 	(void)state;
-	base("null", "noop");
+	sim_config_base(&cfg, "null", "noop", 1);
 	toy_flash();
 	cfg.replay = recs;
 	cfg.nr_replay = 3;
@@ -177,7 +167,7 @@ static void test_completion_dispatches_first(void **state)
 	 * sweep finds nothing above it and the batch restarts at the oldest read: the reader
 	 * waits for at most one streamer read in service and one queued, never for its
 	 * 500 ms deadline. */
-	base("null", "deadline");
+	sim_config_base(&cfg, "null", "deadline", 1);
 	toy_flash();
 	cfg.nr_streams = 2;
 	st = &cfg.streams[0];
@@ -209,10 +199,8 @@ static void test_merges_reach_every_issuer(void **state)
 	(void)state;
 	/* 4 KiB sequential buffered writes, 64 in flight, on a QD 1 disk: the queue merges
 	 * them into 128 KiB requests, and every original write is completed and counted. */
-	base("ide2003", "noop");
-	cfg.nr_streams = 1;
-	s = &cfg.streams[0];
-	s->kind = ELV_SIM_WRITER;
+	sim_config_base(&cfg, "ide2003", "noop", 1);
+	s = sim_config_one_stream(&cfg, ELV_SIM_WRITER);
 	s->rq_sectors = 8;
 	s->depth = 64;
 	s->bytes = 4 << 20;
@@ -233,12 +221,10 @@ static void test_busy_requeue(void **state)
 	(void)state;
 	/* A drive advertising 8 tags but holding only 4 answers BUSY; every refused command
 	 * is requeued and still completes. */
-	base("barracuda", "deadline");
+	sim_config_base(&cfg, "barracuda", "deadline", 1);
 	cfg.dev.queue_depth = 8;
 	cfg.dev.drive_sched = ELV_SIM_DRIVE_SPTF;
-	cfg.nr_streams = 1;
-	s = &cfg.streams[0];
-	s->kind = ELV_SIM_FIXED_QD;
+	s = sim_config_one_stream(&cfg, ELV_SIM_FIXED_QD);
 	s->rq_sectors = 1;
 	s->depth = 8;
 	s->count = 300;
@@ -260,7 +246,7 @@ static void test_time_limit(void **state)
 	struct elv_sim_result r;
 
 	(void)state;
-	base("barracuda", "noop");
+	sim_config_base(&cfg, "barracuda", "noop", 1);
 	cfg.nr_streams = 1;
 	cfg.streams[0].kind = ELV_SIM_SYNC_READER;
 	cfg.streams[0].count = 100000;
@@ -367,7 +353,7 @@ static void test_bad_config(void **state)
 	struct elv_sim_result r;
 
 	(void)state;
-	base("null", "noop");
+	sim_config_base(&cfg, "null", "noop", 1);
 	assert_int_equal(elv_sim_run(&cfg, &r), ELV_EINVAL); /* no stream */
 	cfg.nr_streams = 1;
 	cfg.streams[0].kind = 99;

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "elevator/sim.h"
+#include "support/sim_config.h"
 #include "elevator/sim_trace.h"
 
 #define HOUR_NS (3600ULL * 1000000000ULL)
@@ -50,13 +51,16 @@ static struct elv_sim_replay_rec *load_msr(const char *text, size_t *n)
 	return rr;
 }
 
-static void base(const char *dev, const char *policy)
+/* Replay all @n records @rr on preset @dev under @policy: the run must end cleanly, uncut. */
+static void replay_whole(const char *dev, const char *policy, struct elv_sim_replay_rec *rr,
+			 size_t n, struct elv_sim_result *r)
 {
-	memset(&cfg, 0, sizeof(cfg));
-	assert_int_equal(elv_sim_preset(dev, &cfg.dev), 0);
-	cfg.policy = elv_policy_find(policy);
-	assert_non_null(cfg.policy);
-	cfg.seed = 1;
+	sim_config_base(&cfg, dev, policy, 1);
+	cfg.replay = rr;
+	cfg.nr_replay = n;
+	assert_int_equal(elv_sim_run(&cfg, r), 0);
+	assert_int_equal(r->error, 0);
+	assert_int_equal(r->truncated, ELV_SIM_CUT_NONE);
 }
 
 static char *gap_trace(void)
@@ -84,12 +88,7 @@ static void test_seven_hour_gap(void **state)
 	assert_int_equal(n, 3);
 	assert_int_equal(rr[2].time_ns, (7 * 3600 + 1) * 1000000000ULL);
 	for (i = 0; i < 4; i++) {
-		base("barracuda", pols[i]);
-		cfg.replay = rr;
-		cfg.nr_replay = n;
-		assert_int_equal(elv_sim_run(&cfg, &r), 0);
-		assert_int_equal(r.error, 0);
-		assert_int_equal(r.truncated, ELV_SIM_CUT_NONE);
+		replay_whole("barracuda", pols[i], rr, n, &r);
 		assert_int_equal(r.requests, 3);
 		assert_int_equal(r.nr_records, 3);
 		assert_int_equal(r.not_issued, 0);
@@ -119,12 +118,7 @@ static void test_week_long(void **state)
 	rr = load_msr(text, &n);
 	assert_int_equal(n, 337);
 	assert_int_equal(rr[336].time_ns, 168 * HOUR_NS);
-	base("ide2003", "cfq");
-	cfg.replay = rr;
-	cfg.nr_replay = n;
-	assert_int_equal(elv_sim_run(&cfg, &r), 0);
-	assert_int_equal(r.error, 0);
-	assert_int_equal(r.truncated, ELV_SIM_CUT_NONE);
+	replay_whole("ide2003", "cfq", rr, n, &r);
 	assert_int_equal(r.requests, 337);
 	assert_int_equal(r.read_lat.n + r.write_lat.n, 337);
 	assert_true(r.makespan_s >= 168 * 3600.0 && r.makespan_s < 168 * 3600.0 + 1);
@@ -148,12 +142,7 @@ static void test_burst_at_one_instant(void **state)
 		rr[i].op = i % 10 < 7 ? ELV_OP_READ : ELV_OP_WRITE;
 		rr[i].sync = rr[i].op == ELV_OP_READ;
 	}
-	base("ssd", "deadline");
-	cfg.replay = rr;
-	cfg.nr_replay = n;
-	assert_int_equal(elv_sim_run(&cfg, &r), 0);
-	assert_int_equal(r.error, 0);
-	assert_int_equal(r.truncated, ELV_SIM_CUT_NONE);
+	replay_whole("ssd", "deadline", rr, n, &r);
 	assert_int_equal(r.requests, n);
 	elv_sim_result_free(&r);
 	free(rr);
@@ -207,7 +196,7 @@ static void test_limit_is_an_error(void **state)
 	assert_non_null(rep.res);
 	rep.nr = 1;
 	snprintf(rep.device, sizeof(rep.device), "barracuda");
-	base("barracuda", "deadline");
+	sim_config_base(&cfg, "barracuda", "deadline", 1);
 	cfg.replay = rr;
 	cfg.nr_replay = n;
 	cfg.time_limit_ns = HOUR_NS;
@@ -254,7 +243,7 @@ static void test_endless_stream(void **state)
 	char cut[256];
 
 	(void)state;
-	base("barracuda", "noop");
+	sim_config_base(&cfg, "barracuda", "noop", 1);
 	cfg.nr_streams = 1;
 	cfg.streams[0].kind = ELV_SIM_SYNC_READER;
 	cfg.streams[0].count = 0; /* no end */

@@ -13,18 +13,11 @@
 #include <cmocka.h>
 
 #include "elevator/sim.h"
+#include "support/sim_config.h"
 
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
 
 static struct elv_sim_config cfg;
-
-static void base(const char *dev)
-{
-	memset(&cfg, 0, sizeof(cfg));
-	assert_int_equal(elv_sim_preset(dev, &cfg.dev), 0);
-	cfg.policy = elv_policy_find("noop");
-	cfg.seed = 3;
-}
 
 static void test_rng(void **state)
 {
@@ -60,10 +53,8 @@ static void test_tree_chain(void **state)
 	(void)state;
 	/* Every read of the tree waits for the previous one plus 1 ms of thinking, so on a
 	 * zero-time device the run lasts exactly (reads - 1) ms. */
-	base("null");
-	cfg.nr_streams = 1;
-	s = &cfg.streams[0];
-	s->kind = ELV_SIM_TREE_READER;
+	sim_config_base(&cfg, "null", "noop", 3);
+	s = sim_config_one_stream(&cfg, ELV_SIM_TREE_READER);
 	s->region_len = 1 << 22;
 	s->count = 200;
 	s->files_per_dir = 10;
@@ -83,10 +74,8 @@ static void test_postmark(void **state)
 	struct elv_sim_stream_spec *s;
 
 	(void)state;
-	base("usb-stick");
-	cfg.nr_streams = 1;
-	s = &cfg.streams[0];
-	s->kind = ELV_SIM_POSTMARK;
+	sim_config_base(&cfg, "usb-stick", "noop", 3);
+	s = sim_config_one_stream(&cfg, ELV_SIM_POSTMARK);
 	s->files = 20;
 	s->count = 40;
 	s->min_size = 500;
@@ -111,7 +100,7 @@ static void test_background_stops(void **state)
 	struct elv_sim_stream_spec *w, *b;
 
 	(void)state;
-	base("ide2003");
+	sim_config_base(&cfg, "ide2003", "noop", 3);
 	cfg.nr_streams = 2;
 	w = &cfg.streams[0];
 	w->kind = ELV_SIM_SYNC_READER;
