@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "elevator/sim.h"
+#include "support/temp_text.h"
 
 static struct elv_sim_job job;
 
@@ -302,23 +303,13 @@ static void test_limits(void **state)
 static void test_load_file(void **state)
 {
 	char path[] = "/tmp/elv-job-XXXXXX", err[256];
-	FILE *f;
-	int fd;
 
 	(void)state;
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	assert_non_null(f);
-	fputs("device = ssd\n[r]\ncount = 3\nsize = 8k\n", f);
-	fclose(f);
+	temp_text(path, "device = ssd\n[r]\ncount = 3\nsize = 8k\n");
 	assert_int_equal(elv_sim_job_load(path, &job, err, sizeof(err)), 0);
 	assert_string_equal(job.device, "ssd");
 	assert_int_equal(job.streams[0].rq_sectors, 16);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("[r]\ncount = 3\nsize = 8x\n", f);
-	fclose(f);
+	put_text(fopen(path, "w"), "[r]\ncount = 3\nsize = 8x\n");
 	assert_int_equal(elv_sim_job_load(path, &job, err, sizeof(err)), ELV_EINVAL);
 	assert_true(strncmp(err, path, strlen(path)) == 0);
 	assert_string_equal(err + strlen(path), ":3: size: unknown unit 'x' (k, m, g or t)");

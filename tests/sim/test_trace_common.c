@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "test_trace_util.h"
+#include "support/temp_text.h"
 
 static const enum elv_trace_format all_formats[] = {
 	ELV_TRACE_BLKTRACE, ELV_TRACE_BLKPARSE, ELV_TRACE_MSR, ELV_TRACE_FIO, ELV_TRACE_FTRACE
@@ -128,16 +129,9 @@ static void file_errors_name_the_file(void **state)
 	struct elv_trace_rec *v;
 	char err[ELV_TRACE_ERR_MAX], want[ELV_TRACE_ERR_MAX];
 	size_t n;
-	FILE *f;
-	int fd;
 
 	(void)state;
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
-	assert_int_equal(fclose(f), 0);
+	temp_text(path, text);
 	assert_int_equal(elv_trace_load(path, ELV_TRACE_FIO, &v, &n, err, sizeof(err)), ELV_EINVAL);
 	snprintf(want, sizeof(want), "%s:3: offset: 'zero': not an unsigned decimal number", path);
 	assert_string_equal(err, want);
