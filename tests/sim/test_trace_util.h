@@ -38,6 +38,17 @@ static inline void trace_expect_recs(const struct elv_trace_rec *got, size_t n,
 	}
 }
 
+/* A load that returned @rc and @err must have succeeded with the expected records. */
+static inline void trace_expect_loaded(int rc, const char *err, struct elv_trace_rec *v,
+				       size_t n, const struct elv_trace_rec *want, size_t nwant)
+{
+	if (rc)
+		print_error("%s\n", err);
+	assert_int_equal(rc, 0);
+	trace_expect_recs(v, n, want, nwant);
+	elv_trace_free(v);
+}
+
 /* Load a sample file and compare it with the expected records. */
 static inline void trace_check_file(const char *path, enum elv_trace_format fmt,
 				    const struct elv_trace_rec *want, size_t nwant)
@@ -47,11 +58,7 @@ static inline void trace_check_file(const char *path, enum elv_trace_format fmt,
 	size_t n = 0;
 	int rc = elv_trace_load(path, fmt, &v, &n, err, sizeof(err));
 
-	if (rc)
-		print_error("%s\n", err);
-	assert_int_equal(rc, 0);
-	trace_expect_recs(v, n, want, nwant);
-	elv_trace_free(v);
+	trace_expect_loaded(rc, err, v, n, want, nwant);
 }
 
 /* Load bytes from memory under the name "t" and compare. */
@@ -63,11 +70,7 @@ static inline void trace_check_mem(const void *buf, size_t len, enum elv_trace_f
 	size_t n = 0;
 	int rc = elv_trace_load_mem(buf, len, "t", fmt, &v, &n, err, sizeof(err));
 
-	if (rc)
-		print_error("%s\n", err);
-	assert_int_equal(rc, 0);
-	trace_expect_recs(v, n, want, nwant);
-	elv_trace_free(v);
+	trace_expect_loaded(rc, err, v, n, want, nwant);
 }
 
 /*
