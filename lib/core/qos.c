@@ -491,8 +491,15 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 	/* The usual case: the stream's own client alone. Every branch but the plain pass is a
 	 * tail call, so the pass saves no registers. */
 	dir = rq->op != ELV_OP_READ;
-	if (cs->has_mc)
+	if (cs->has_mc) {
+		struct elv_qstate *qs = q->stage[ELV_STAGE_QOS].data;
+
+		/* mClock alone, nothing waiting, no refusal at the limit: straight to it. */
+		if (ELV_LIKELY(!cs->has_thr && !cs->nr_wait[dir] &&
+			       qs->mc.at_limit != ELV_QOS_AT_LIMIT_REJECT))
+			return elv_qos_enter_mc(q, qs, cs, rq, now);
 		return elv_qos_admit_own_mc(q, cs, rq, dir, now);
+	}
 	if (cs->nr_wait[dir])
 		return elv_qos_hold_own(q, cs, rq, dir, now, 0);
 	if (cs->has_thr)
