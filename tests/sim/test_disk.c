@@ -47,6 +47,20 @@ static void toy(struct elv_sim_dev_params *p, unsigned segs)
 	assert_int_equal(elv_sim_param_finish(p), 0);
 }
 
+/* A device on the toy disk (@segs cache segments), with a write buffer of @wbuf sectors and
+ * @bus ms of interface time a sector. */
+static struct elv_sim_dev *toy_dev(unsigned segs, uint32_t wbuf, double bus)
+{
+	struct elv_sim_dev_params p;
+	struct elv_sim_dev *d;
+
+	toy(&p, segs);
+	p.disk.write_buffer = wbuf;
+	p.disk.bus_per_sector = bus;
+	assert_int_equal(elv_sim_dev_create(&d, &p), 0);
+	return d;
+}
+
 /* Serve one command submitted at now on an otherwise idle device; returns its done time. */
 static uint64_t one(struct elv_sim_dev *d, uint64_t sector, uint32_t n, uint8_t op,
 		    uint64_t now, struct elv_sim_io *io)
@@ -114,13 +128,10 @@ static void test_geometry(void **state)
 
 static void test_rotation(void **state)
 {
-	struct elv_sim_dev_params p;
-	struct elv_sim_dev *d;
+	struct elv_sim_dev *d = toy_dev(0, 0, 0);
 	struct elv_sim_io io;
 
 	(void)state;
-	toy(&p, 0);
-	assert_int_equal(elv_sim_dev_create(&d, &p), 0);
 	/* Sector 0 is under the head at time 0: one sector, 0.1 ms. */
 	assert_int_equal(one(d, 0, 1, ELV_OP_READ, 0, &io), 100000);
 	/* Sector 50 at angle 0.5, head at 0.01: wait 4.9 ms, read 0.1 ms. */
@@ -137,13 +148,10 @@ static void test_rotation(void **state)
 
 static void test_skewed_transfer(void **state)
 {
-	struct elv_sim_dev_params p;
-	struct elv_sim_dev *d;
+	struct elv_sim_dev *d = toy_dev(0, 0, 0);
 	struct elv_sim_io io;
 
 	(void)state;
-	toy(&p, 0);
-	assert_int_equal(elv_sim_dev_create(&d, &p), 0);
 	/* Sectors 90..109: wait 9 ms for sector 90, 10 sectors (1 ms), head switch 0.1 ms, and
 	 * the skewed track 1 starts right under the head: 10 more sectors. 11.1 ms in all. */
 	assert_int_equal(one(d, 90, 20, ELV_OP_READ, 0, &io), 11100000);
@@ -152,7 +160,7 @@ static void test_skewed_transfer(void **state)
 	 * has skew 1, so sector 190 is at angle 0.91: head switch 0.1 ms, wait 9.0 ms, 1 ms,
 	 * cylinder switch 0.25 ms; track (1,0) starts at angle (1 + 3) / 100 = 0.04 and the
 	 * head is at 0.035: wait 0.05 ms, then 1 ms. */
-	assert_int_equal(elv_sim_dev_create(&d, &p), 0);
+	d = toy_dev(0, 0, 0);
 	assert_int_equal(one(d, 190, 20, ELV_OP_READ, 0, &io), 11400000);
 	elv_sim_dev_destroy(d);
 }
@@ -169,14 +177,11 @@ static void served(struct elv_sim_dev *d, uint64_t sector, uint32_t n, uint8_t o
 
 static void test_cache(void **state)
 {
-	struct elv_sim_dev_params p;
-	struct elv_sim_dev *d;
+	struct elv_sim_dev *d = toy_dev(2, 0, 0);
 	struct elv_sim_io io;
 	struct elv_sim_dev_stats st;
 
 	(void)state;
-	toy(&p, 2);
-	assert_int_equal(elv_sim_dev_create(&d, &p), 0);
 	/* Miss at sector 0: 0.1 ms; prefetch then streams at 0.102 ms a sector (200 sectors
 	 * of a cylinder take 204 sector times with the skews). */
 	served(d, 0, 1, ELV_OP_READ, 0, 100000, 0);
@@ -198,15 +203,10 @@ static void test_cache(void **state)
 
 static void test_write_back(void **state)
 {
-	struct elv_sim_dev_params p;
-	struct elv_sim_dev *d;
+	struct elv_sim_dev *d = toy_dev(0, 4, 0.01);
 	struct elv_sim_dev_stats st;
 
 	(void)state;
-	toy(&p, 0);
-	p.disk.write_buffer = 4;
-	p.disk.bus_per_sector = 0.01;
-	assert_int_equal(elv_sim_dev_create(&d, &p), 0);
 	/* Absorbed: only the bus time of 2 sectors. */
 	served(d, 0, 2, ELV_OP_WRITE, 0, 20000, 1);
 	/* Meanwhile the arm writes sectors 0-1 back (0 to 0.2 ms); sectors 2-3 append to the
@@ -229,14 +229,10 @@ static void test_write_back(void **state)
 /* A sequential run larger than the buffer waits only for room, one extent at a time. */
 static void test_write_back_room(void **state)
 {
-	struct elv_sim_dev_params p;
-	struct elv_sim_dev *d;
+	struct elv_sim_dev *d = toy_dev(0, 4, 0);
 	struct elv_sim_io io;
 
 	(void)state;
-	toy(&p, 0);
-	p.disk.write_buffer = 4;
-	assert_int_equal(elv_sim_dev_create(&d, &p), 0);
 	/* No bus time: 0-3 fill the buffer at once; the arm writes them from 0 to 0.4 ms. */
 	assert_int_equal(one(d, 0, 4, ELV_OP_WRITE, 0, &io), 0);
 	/* 4-5 append but need room: the extent 0-3 must be on the media (0.4 ms). */
