@@ -239,6 +239,17 @@ static inline struct elv_request *elv_policy_find_next(struct elv_queue *q,
 #define ELV_STAT_ADD(q, field, n) ((void)((q)->stats.field += (n)))
 #endif
 
+/* Defines public call @name, of three arguments, as compiled out by an ELV_NO_* option: it
+ * returns ELV_ENOSYS whatever its arguments, as the headers document. */
+#define ELV_NOSYS_CALL3(name, t1, t2, t3)                                                      \
+	int name(t1 a1, t2 a2, t3 a3)                                                          \
+	{                                                                                      \
+		(void)a1;                                                                      \
+		(void)a2;                                                                      \
+		(void)a3;                                                                      \
+		return ELV_ENOSYS;                                                             \
+	}
+
 /*
  * The error for a call that would change @q, or 0 when it may go ahead: ELV_EINVAL for NULL or
  * a queue torn down by elv_queue_exit(), ELV_EBUSY while one of its host callbacks runs.

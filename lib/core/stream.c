@@ -15,23 +15,14 @@
 
 #if defined(ELV_NO_STREAMS)
 
-#define ELV_NOSYS_CALL(name, obj, arg)                                                         \
-	int name(struct elv_queue *q, obj o, arg a)                                            \
-	{                                                                                      \
-		(void)q;                                                                       \
-		(void)o;                                                                       \
-		(void)a;                                                                       \
-		return ELV_ENOSYS;                                                             \
-	}
-
-ELV_NOSYS_CALL(elv_stream_init, struct elv_stream *, uint64_t)
-ELV_NOSYS_CALL(elv_stream_exit, struct elv_stream *, uint64_t)
-ELV_NOSYS_CALL(elv_stream_set_prio, struct elv_stream *, uint8_t)
-ELV_NOSYS_CALL(elv_stream_set_weight, struct elv_stream *, uint16_t)
-ELV_NOSYS_CALL(elv_stream_set_group, struct elv_stream *, struct elv_group *)
-ELV_NOSYS_CALL(elv_group_init, struct elv_group *, uint64_t)
-ELV_NOSYS_CALL(elv_group_exit, struct elv_group *, uint64_t)
-ELV_NOSYS_CALL(elv_group_set_weight, struct elv_group *, uint16_t)
+ELV_NOSYS_CALL3(elv_stream_init, struct elv_queue *, struct elv_stream *, uint64_t)
+ELV_NOSYS_CALL3(elv_stream_exit, struct elv_queue *, struct elv_stream *, uint64_t)
+ELV_NOSYS_CALL3(elv_stream_set_prio, struct elv_queue *, struct elv_stream *, uint8_t)
+ELV_NOSYS_CALL3(elv_stream_set_weight, struct elv_queue *, struct elv_stream *, uint16_t)
+ELV_NOSYS_CALL3(elv_stream_set_group, struct elv_queue *, struct elv_stream *, struct elv_group *)
+ELV_NOSYS_CALL3(elv_group_init, struct elv_queue *, struct elv_group *, uint64_t)
+ELV_NOSYS_CALL3(elv_group_exit, struct elv_queue *, struct elv_group *, uint64_t)
+ELV_NOSYS_CALL3(elv_group_set_weight, struct elv_queue *, struct elv_group *, uint16_t)
 
 #else
 

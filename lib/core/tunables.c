@@ -18,7 +18,10 @@ void elv_tunables_reset(void *data, const struct elv_tunable *t, unsigned n)
 		*(int64_t *)(void *)((char *)data + t[i].offset) = t[i].def * (int64_t)t[i].scale;
 }
 
-#if !defined(ELV_NO_TUNABLES)
+#if defined(ELV_NO_TUNABLES)
+ELV_NOSYS_CALL3(elv_tunable_get, const struct elv_queue *, const char *, int64_t *)
+ELV_NOSYS_CALL3(elv_tunable_set, struct elv_queue *, const char *, int64_t)
+#else
 static const struct elv_tunable *elv_tunable_lookup(const struct elv_queue *q, const char *name)
 {
 	const struct elv_policy *p = q->policy;
@@ -29,16 +32,9 @@ static const struct elv_tunable *elv_tunable_lookup(const struct elv_queue *q, c
 			return &p->tunables[i];
 	return NULL;
 }
-#endif
 
 int elv_tunable_get(const struct elv_queue *q, const char *name, int64_t *value)
 {
-#if defined(ELV_NO_TUNABLES)
-	(void)q;
-	(void)name;
-	(void)value;
-	return ELV_ENOSYS;
-#else
 	const struct elv_tunable *t;
 	int64_t raw;
 
@@ -52,17 +48,10 @@ int elv_tunable_get(const struct elv_queue *q, const char *name, int64_t *value)
 	*value = raw < 0 ? -(int64_t)elv_div64((uint64_t)-raw, t->scale)
 			 : (int64_t)elv_div64((uint64_t)raw, t->scale);
 	return 0;
-#endif
 }
 
 int elv_tunable_set(struct elv_queue *q, const char *name, int64_t value)
 {
-#if defined(ELV_NO_TUNABLES)
-	(void)q;
-	(void)name;
-	(void)value;
-	return ELV_ENOSYS;
-#else
 	const struct elv_tunable *t;
 	int err = elv_gate_err(q); /* torn down, or inside one of its callbacks */
 
@@ -79,5 +68,5 @@ int elv_tunable_set(struct elv_queue *q, const char *name, int64_t value)
 	if (q->policy->tunable_changed)
 		q->policy->tunable_changed(q, t);
 	return 0;
-#endif
 }
+#endif
