@@ -316,34 +316,31 @@ static void reenter_drain(const struct elv_policy *p)
 	assert_int_equal(elv_queue_exit(C.q), 0);
 }
 
-static void test_reenter_merge(void **state)
+/* @fn, run for every built-in policy, reached the merge step in each, and four merged. */
+static void every_policy_merges(void (*fn)(const struct elv_policy *p))
 {
-	unsigned n;
+	unsigned n = for_every_policy(fn);
 
-	(void)state;
-	n = for_every_policy(reenter_merge);
 	assert_int_equal(n, nr_run);
 	assert_true(nr_merging >= 4);
+}
+
+static void test_reenter_merge(void **state)
+{
+	(void)state;
+	every_policy_merges(reenter_merge);
 }
 
 static void test_reenter_allow_merge(void **state)
 {
-	unsigned n;
-
 	(void)state;
-	n = for_every_policy(reenter_allow);
-	assert_int_equal(n, nr_run);
-	assert_true(nr_merging >= 4);
+	every_policy_merges(reenter_allow);
 }
 
 static void test_reenter_trace(void **state)
 {
-	unsigned n;
-
 	(void)state;
-	n = for_every_policy(reenter_trace);
-	assert_int_equal(n, nr_run);
-	assert_true(nr_merging >= 4);
+	every_policy_merges(reenter_trace);
 }
 
 static void test_reenter_drain(void **state)
