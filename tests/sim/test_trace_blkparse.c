@@ -101,10 +101,7 @@ static void flushes_and_zeroing(void **state)
 
 static void malformed_fields(void **state)
 {
-	static const struct {
-		const char *line;
-		const char *prefix;
-	} cases[] = {
+	static const struct trace_bad_line cases[] = {
 		{ "8,x 0 2 0.1 5 Q R 1 + 8 [a]", "t:2: device: " },
 		{ "8,1048576 0 2 0.1 5 Q R 1 + 8 [a]", "t:2: device: " },
 		{ "4096,0 0 2 0.1 5 Q R 1 + 8 [a]", "t:2: device: " },
@@ -135,14 +132,8 @@ static void malformed_fields(void **state)
 		{ "8,0 0 2 0.1 5 Q R 1 + 4294967296 [a]", "t:2: nsectors: " },
 		{ "8,0 0 2 0.1 5 Q R 1 + 8 junk", "t:2: command: " },
 	};
-	char text[256];
-	size_t i;
-
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		snprintf(text, sizeof(text), OK_LINE "%s\n", cases[i].line);
-		TRACE_CHECK_TEXT_ERR(text, BP, cases[i].prefix);
-	}
+	trace_check_bad_lines(OK_LINE, cases, sizeof(cases) / sizeof(cases[0]), BP);
 }
 
 static void long_line_and_nul(void **state)

@@ -80,10 +80,7 @@ static void waits_accumulate(void **state)
 
 static void malformed_v2(void **state)
 {
-	static const struct {
-		const char *line;
-		const char *prefix;
-	} cases[] = {
+	static const struct trace_bad_line cases[] = {
 		{ "f", "t:3: fields: " },
 		{ "f read 0", "t:3: fields: " },
 		{ "f read 0 1 2", "t:3: fields: " },
@@ -101,22 +98,13 @@ static void malformed_v2(void **state)
 		{ "f read 0 2199023255041", "t:3: length: " },
 		{ "f sync 0 x", "t:3: length: " },
 	};
-	char text[256];
-	size_t i;
-
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		snprintf(text, sizeof(text), V2 "f read 0 512\n%s\n", cases[i].line);
-		TRACE_CHECK_TEXT_ERR(text, FIO, cases[i].prefix);
-	}
+	trace_check_bad_lines(V2 "f read 0 512\n", cases, sizeof(cases) / sizeof(cases[0]), FIO);
 }
 
 static void malformed_v3(void **state)
 {
-	static const struct {
-		const char *line;
-		const char *prefix;
-	} cases[] = {
+	static const struct trace_bad_line cases[] = {
 		{ "x f read 0 1", "t:3: timestamp: " },
 		{ "f read 0 1", "t:3: timestamp: " },
 		{ "18446744073709552 f read 0 1", "t:3: timestamp: " },
@@ -127,14 +115,8 @@ static void malformed_v3(void **state)
 		{ "5 f read x 1", "t:3: offset: " },
 		{ "5 f read 0 -1", "t:3: length: " },
 	};
-	char text[256];
-	size_t i;
-
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		snprintf(text, sizeof(text), V3 "1 f read 0 512\n%s\n", cases[i].line);
-		TRACE_CHECK_TEXT_ERR(text, FIO, cases[i].prefix);
-	}
+	trace_check_bad_lines(V3 "1 f read 0 512\n", cases, sizeof(cases) / sizeof(cases[0]), FIO);
 	/* The largest timestamp that fits in nanoseconds. */
 	{
 		static const char text2[] = V3 "18446744073709551 f read 0 512\n0 f write 0 512\n";

@@ -151,10 +151,7 @@ static void rwbs_kinds(void **state)
 
 static void malformed_fields(void **state)
 {
-	static const struct {
-		const char *line;
-		const char *prefix;
-	} cases[] = {
+	static const struct trace_bad_line cases[] = {
 		{ "a-1 ..... 1.0: block_rq_insert: 7,0 W 4096 () 8 + 8 be,0,4 [a]", "t:2: cpu: " },
 		{ "[000] 1.0: block_rq_insert: 7,0 W 4096 () 8 + 8 be,0,4 [a]", "t:2: pid: " },
 		{ "a-x [000] 1.0: block_rq_insert: 7,0 W 4096 () 8 + 8 be,0,4 [a]", "t:2: pid: " },
@@ -185,14 +182,8 @@ static void malformed_fields(void **state)
 		{ "garbage block_rq_insert: 7,0 W 4096 () 8 + 8 [a]", "t:2: time: " },
 		{ "CPU:1 [LOST 1234 EVENTS]", "t:2: events: " },
 	};
-	char text[512];
-	size_t i;
-
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		snprintf(text, sizeof(text), "# tracer: nop\n%s\n", cases[i].line);
-		TRACE_CHECK_TEXT_ERR(text, FT, cases[i].prefix);
-	}
+	trace_check_bad_lines("# tracer: nop\n", cases, sizeof(cases) / sizeof(cases[0]), FT);
 }
 
 static void long_line_and_nul(void **state)

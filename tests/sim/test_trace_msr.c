@@ -63,10 +63,7 @@ static void limits(void **state)
 
 static void malformed_columns(void **state)
 {
-	static const struct {
-		const char *line;
-		const char *prefix;
-	} cases[] = {
+	static const struct trace_bad_line cases[] = {
 		{ "1,hm,1,Read,0,512", "t:2: columns: " },
 		{ "1,hm,1,Read,0,512,1,9", "t:2: columns: " },
 		{ "garbage", "t:2: columns: " },
@@ -86,14 +83,8 @@ static void malformed_columns(void **state)
 		{ "1,hm,1,Read,0,512,1.5", "t:2: ResponseTime: " },
 		{ "1,hm,1,Read,0,512,", "t:2: ResponseTime: " },
 	};
-	char text[256];
-	size_t i;
-
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		snprintf(text, sizeof(text), OK_LINE "%s\n", cases[i].line);
-		TRACE_CHECK_TEXT_ERR(text, MSR, cases[i].prefix);
-	}
+	trace_check_bad_lines(OK_LINE, cases, sizeof(cases) / sizeof(cases[0]), MSR);
 	/* A header is only recognised on the first line. */
 	TRACE_CHECK_TEXT_ERR(OK_LINE
 			     "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n",

@@ -98,4 +98,25 @@ static inline void trace_check_err(const void *buf, size_t len, enum elv_trace_f
 #define TRACE_CHECK_TEXT_ERR(text, fmt, prefix) \
 	trace_check_err((text), strlen(text), (fmt), (prefix))
 
+/* A malformed line and the start of the message it must give. */
+struct trace_bad_line {
+	const char *line;
+	const char *prefix;
+};
+
+/* Each of the @n @cases, as a line after the valid text @head, is refused with its message. */
+static inline void trace_check_bad_lines(const char *head, const struct trace_bad_line *cases,
+					 size_t n, enum elv_trace_format fmt)
+{
+	char text[512];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int len = snprintf(text, sizeof(text), "%s%s\n", head, cases[i].line);
+
+		assert_true(len > 0 && (size_t)len < sizeof(text));
+		TRACE_CHECK_TEXT_ERR(text, fmt, cases[i].prefix);
+	}
+}
+
 #endif /* TEST_TRACE_UTIL_H */
