@@ -29,54 +29,8 @@ valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definit
 	"$ELV_CI_DIR/nbdkit/nbdkit/filter/test_nbdkit_filter" >/dev/null 2>&1 ||
 	{ echo "FAIL: test_nbdkit_filter under valgrind" >&2; exit 1; }
 
-tmp=$(mktemp -d /tmp/elv-nbdkit.XXXXXX)
-servers=()
-cleanup() {
-	local pid
-	for pid in "${servers[@]}"; do
-		kill -9 "$pid" 2>/dev/null || true
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
-# start_server NAME ARGS...: nbdkit in the foreground of a background job on $tmp/NAME.sock,
-# run under "${wrap[@]}" when set; sets $pid, $uri and $srvlog (its stderr).
-wrap=()
-start_server() {
-	local name=$1 i
-	shift
-	rm -f "$tmp/$name.sock"
-	srvlog="$tmp/$name.log"
-	"${wrap[@]}" nbdkit -f -U "$tmp/$name.sock" "$@" 2>"$srvlog" &
-	pid=$!
-	servers+=("$pid")
-	uri="nbd+unix:///?socket=$tmp/$name.sock"
-	for i in $(seq 1 300); do
-		[ -S "$tmp/$name.sock" ] && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	cat "$srvlog" >&2
-	fail "nbdkit $name did not start"
-}
-
-# stop_server: SIGTERM, then wait (bounded) for it to write its stats and exit 0.
-stop_server() {
-	local rc=0
-	kill "$pid"
-	timeout 60 tail --pid="$pid" -f /dev/null || { kill -9 "$pid"; fail "nbdkit $pid did not exit"; }
-	wait "$pid" || rc=$?
-	if [ "$rc" -ne 0 ]; then
-		cat "$srvlog" >&2
-		fail "nbdkit $pid exited with $rc"
-	fi
-}
+source "$ELV_ROOT/tools/ci/nbdkit.sh"
+nbd_init nbdkit
 
 # run_fio NAME ARGS...: one fio job against $uri, JSON in $tmp/NAME.fio.json.
 run_fio() {

@@ -30,7 +30,10 @@ ci_build elvdisk --target nbdkit-elvdisk-plugin nbdkit-elevator-filter uring-dri
 plugin="$ELV_CI_DIR/elvdisk/nbdkit/nbdkit-elvdisk-plugin.so"
 driver="$ELV_CI_DIR/elvdisk/examples/uring-driver/uring-driver"
 
-tmp=$(mktemp -d)
+source "$ELV_ROOT/tools/ci/nbdkit.sh"
+nbd_init elvdisk
+# Servers that serve() starts daemonised: asked to stop first, then killed; then the
+# start_server ones and $tmp (nbd_cleanup).
 pids=()
 cleanup() {
 	local p
@@ -44,7 +47,7 @@ cleanup() {
 		done
 		kill -9 "$p" 2>/dev/null || true
 	done
-	rm -rf "$tmp"
+	nbd_cleanup
 }
 trap cleanup EXIT
 
@@ -141,27 +144,14 @@ vg=(valgrind -q --leak-check=full --error-exitcode=9 --errors-for-leak-kinds=def
 	--suppressions="$ELV_ROOT/tools/ci/nbdkit.supp"
 	--show-leak-kinds=definite,indirect)
 echo "+ valgrind nbdkit -f -U vg.sock elvdisk model=ssd size=64M timescale=0.05"
-"${vg[@]}" --log-file="$tmp/vg.log" nbdkit -f -U "$tmp/vg.sock" "$plugin" model=ssd size=64M \
-	timescale=0.05 &
-vgpid=$!
-pids+=("$vgpid")
-for _ in $(seq 300); do
-	[ -S "$tmp/vg.sock" ] && break
-	sleep 0.1
-done
-uri="nbd+unix:///?socket=$tmp/vg.sock"
+wrap=("${vg[@]}" --log-file="$tmp/valgrind.log")
+start_server vg "$plugin" model=ssd size=64M timescale=0.05
+wrap=()
 fio_nbd vgverify --rw=randwrite --bsrange=4k-1M --iodepth=32 --size=64M --verify=crc32c \
 	--do_verify=1 --verify_fatal=1
-kill "$vgpid"
-for _ in $(seq 600); do
-	kill -0 "$vgpid" 2>/dev/null || break
-	sleep 0.1
-done
-if ! wait "$vgpid"; then
-	cat "$tmp/vg.log"
-	echo "FAIL: valgrind found errors or leaks in nbdkit with elvdisk" >&2
-	exit 1
-fi
+# valgrind's exit status says whether it found errors or leaks; its log is shown if it did.
+srvlog="$tmp/valgrind.log"
+stop_server
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; assert j["error"] == 0 and j["read"]["total_ios"] > 0' \
 	"$tmp/vgverify.json"
 echo "valgrind: nbdkit with elvdisk served a verified fio job, no error, no leak"

@@ -36,49 +36,8 @@ ci_build qos --target nbdkit-elevator-filter
 filter="$ELV_CI_DIR/qos/nbdkit/nbdkit-elevator-filter.so"
 [ -f "$filter" ] || { echo "FAIL: $filter was not built" >&2; exit 1; }
 
-tmp=$(mktemp -d /tmp/elv-qos.XXXXXX)
-servers=()
-cleanup() {
-	local p
-	for p in "${servers[@]}"; do
-		kill -9 "$p" 2>/dev/null || true
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
-# start_server NAME ARGS...: nbdkit in the foreground of a background job on $tmp/NAME.sock;
-# sets $pid, $sock and $srvlog.
-start_server() {
-	local name=$1 i
-	shift
-	sock="$tmp/$name.sock"
-	srvlog="$tmp/$name.log"
-	nbdkit -f -U "$sock" "$@" 2>"$srvlog" &
-	pid=$!
-	servers+=("$pid")
-	for i in $(seq 1 300); do
-		[ -S "$sock" ] && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	cat "$srvlog" >&2
-	fail "nbdkit $name did not start"
-}
-
-# stop_server: SIGTERM, then wait (bounded) for it to write its stats and exit 0.
-stop_server() {
-	local rc=0
-	kill "$pid"
-	timeout 30 tail --pid="$pid" -f /dev/null || { kill -9 "$pid"; fail "nbdkit $pid did not exit"; }
-	wait "$pid" || rc=$?
-	[ "$rc" -eq 0 ] || { cat "$srvlog" >&2; fail "nbdkit $pid exited with $rc"; }
-}
+source "$ELV_ROOT/tools/ci/nbdkit.sh"
+nbd_init qos
 
 # two_clients NAME EXPORT-A EXPORT-B SECONDS: one fio process, two jobs at once (4 KiB random
 # reads, 16 in flight each), one per export; JSON in $tmp/NAME.json.
