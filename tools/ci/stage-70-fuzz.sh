@@ -1,7 +1,45 @@
 #!/usr/bin/env bash
-# Fuzz the five trace readers (blktrace, blkparse, MSR, fio, ftrace) with libFuzzer under ASan and
-# UBSan, 60 s each from the seed corpus in tests/fuzz/corpus/. Any crash, leak, sanitizer
-# report or broken promise about the records fails the stage; the artifact is left in
-# build-ci/fuzz-traces/artifacts/. ELV_FUZZ_SECONDS overrides the time per target.
+# libFuzzer under ASan and UBSan, from the seed corpora in tests/fuzz/corpus/, 60 s a target:
+# - the five trace readers (blktrace, blkparse, MSR, fio, ftrace; tools/fuzz/run-trace-fuzzers.sh).
+#   Any crash, leak, sanitizer report or broken promise about the records fails the stage;
+#   the artifact is left in build-ci/fuzz-traces/artifacts/.
+# - the queue through the model checker's call language (tests/fuzz/fuzz_queue.c;
+#   tools/fuzz/run-queue-fuzzer.sh, inputs up to 256 bytes). A model violation, crash or
+#   sanitizer report fails the stage; the artifact is left in build-ci/fuzz-queue/artifacts/
+#   and its log ends with a reproducer for elvcheck --replay.
+# Each target fuzzes on one core: the six run in two lanes of three, one lane per core
+# (blktrace, blkparse, msr | fio, ftrace, queue), so that no core idles while a target still
+# waits (ELV_JOBS=1 runs the lanes one after the other). Both lanes run to the end, and the
+# stage fails if either had a failure. ELV_FUZZ_SECONDS overrides the time per target.
 source "$(dirname "$0")/common.sh"
-ELV_FUZZ_DIR="$ELV_CI_DIR/fuzz-traces" tools/fuzz/run-trace-fuzzers.sh "${ELV_FUZZ_SECONDS:-60}"
+secs=${ELV_FUZZ_SECONDS:-60}
+
+lane_traces() {
+	ELV_FUZZ_JOBS=1 ELV_FUZZ_DIR="$ELV_CI_DIR/fuzz-traces" tools/fuzz/run-trace-fuzzers.sh \
+		"$secs" blktrace blkparse msr
+}
+lane_traces_queue() {
+	local rc=0
+	ELV_FUZZ_JOBS=1 ELV_FUZZ_DIR="$ELV_CI_DIR/fuzz-traces" tools/fuzz/run-trace-fuzzers.sh \
+		"$secs" fio ftrace || rc=1
+	ELV_FUZZ_DIR="$ELV_CI_DIR/fuzz-queue" tools/fuzz/run-queue-fuzzer.sh "$secs" -max_len=256 ||
+		rc=1
+	return "$rc"
+}
+
+status=0
+if [ "$ELV_JOBS" -ge 2 ]; then
+	# Each lane's output is shown whole when both have ended.
+	lane_traces >"$ELV_CI_DIR/fuzz-lane-1.log" 2>&1 &
+	one=$!
+	lane_traces_queue >"$ELV_CI_DIR/fuzz-lane-2.log" 2>&1 &
+	two=$!
+	wait "$one" || status=1
+	wait "$two" || status=1
+	cat "$ELV_CI_DIR/fuzz-lane-1.log" "$ELV_CI_DIR/fuzz-lane-2.log"
+else
+	lane_traces || status=1
+	lane_traces_queue || status=1
+fi
+[ "$status" -eq 0 ] && echo "fuzz: 5 trace targets and the queue target, ${secs} s each, no finding"
+exit "$status"

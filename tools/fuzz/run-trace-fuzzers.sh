@@ -60,7 +60,10 @@ run_one() {
 }
 
 jobs_max=${ELV_FUZZ_JOBS:-2}
-rm -f "$out"/fuzz_trace_*.rc "$out"/fuzz_trace_*.log "$out"/fuzz_trace_*.inputs # no verdict from an earlier run
+# No verdict from an earlier run; only this run's formats, as another run may use the others.
+for fmt in "${formats[@]}"; do
+	rm -f "$out/fuzz_trace_$fmt.rc" "$out/fuzz_trace_$fmt.log" "$out/fuzz_trace_$fmt.inputs"
+done
 for fmt in "${formats[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
 		wait -n || true
