@@ -41,12 +41,12 @@ struct elv_thr_bucket {
 	uint64_t den;         /* avg rate times the operation size (1 for bytes and plain ops) */
 	uint64_t bden;        /* burst rate times the operation size; 0: no burst level */
 	uint64_t cap;         /* level (ns) the bucket may hold before a request waits */
-	uint64_t unit, unit_rem;   /* ns for the smallest charge (one op), and remainder */
-	uint64_t bunit, bunit_rem; /* the same at the burst rate */
-	/* The charge of the last request size seen: sizes repeat, divisions are dear. */
+	/* Requests up to unit_upto bytes count as unit_size (one operation: 1, or iops_size
+	 * bytes at the operation rate); larger ones as their size. */
+	uint64_t unit_upto, unit_size;
+	/* The charge of the last size counted (ns and remainder, at the average and the burst
+	 * rate): sizes repeat, divisions are dear. */
 	uint64_t last_bytes, last_ns, last_rem, blast_ns, blast_rem;
-	/* Requests up to this many bytes count one operation (unit); larger ones their size. */
-	uint64_t unit_upto;
 };
 
 /* io.max state of one direction (A.2): what was dispatched in the current slice. */
@@ -64,7 +64,9 @@ struct elv_thr {
 	uint8_t pad;
 	uint32_t op_size; /* iops_size */
 	uint8_t nr_dir[2];     /* leaky bucket: buckets a request of each direction meets */
-	uint8_t dir_idx[2][4]; /* and their indexes */
+	/* and where they are: byte offsets into u.b, which address a bucket in one addition
+	 * where an index would take a multiplication at each use */
+	uint16_t dir_off[2][4];
 	uint64_t slice, tick; /* io.max slice and clock tick (ns) */
 	/* Leaky buckets: every level is below its allowance at any queue time after this one
 	 * (the latest level minus its allowance, kept as levels fill), so one comparison clears a

@@ -167,7 +167,7 @@ static void elv_bucket_setup(struct elv_thr_bucket *b, const struct elv_throttle
 	b->frac = b->bfrac = 0;
 	b->last_bytes = 0; /* no request has 0 bytes here: the cache starts empty */
 	b->den = l->avg * size;
-	b->unit = elv_qos_muldiv(size, ELV_NSEC_PER_SEC, b->den, &b->unit_rem);
+	b->unit_size = size;
 	/* Without a burst rate, 100 ms worth of the average may stand in the bucket. */
 	b->cap = ELV_NSEC_PER_SEC / 10;
 	if (l->max) {
@@ -176,10 +176,8 @@ static void elv_bucket_setup(struct elv_thr_bucket *b, const struct elv_throttle
 			b->cap = ELV_QOS_HORIZON;
 	}
 	b->bden = 0;
-	if (len > 1) {
+	if (len > 1)
 		b->bden = l->max * size;
-		b->bunit = elv_qos_muldiv(size, ELV_NSEC_PER_SEC, b->bden, &b->bunit_rem);
-	}
 }
 
 /* io.max: a new slice from @now; @keep keeps the carried-over credit. */
@@ -261,11 +259,19 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 							 : UINT64_MAX;
 		for (dir = 0; dir < 2; dir++)
 			if (elv_bucket_mask(dir) & (1u << k))
-				th->dir_idx[dir][th->nr_dir[dir]++] = (uint8_t)k;
+				th->dir_off[dir][th->nr_dir[dir]++] =
+					(uint16_t)((unsigned)k * sizeof(struct elv_thr_bucket));
 	}
 }
 
 /* ---- leaky bucket -------------------------------------------------------------------- */
+
+/* The bucket at byte offset @off into th->u.b (th->dir_off). */
+static ELV_SPEED_INLINE struct elv_thr_bucket *elv_thr_bucket_at(const struct elv_thr *th,
+								 unsigned off)
+{
+	return (struct elv_thr_bucket *)(uintptr_t)((const char *)th->u.b + off);
+}
 
 /* Time a level (drain time @tat + @frac) must drain at @now to be at most @cap: ceil. */
 static uint64_t elv_level_wait(uint64_t tat, uint64_t frac, uint64_t cap, uint64_t now)
@@ -339,22 +345,17 @@ static inline void elv_calm_after(uint64_t *calm_from, uint64_t t)
 static ELV_SPEED_INLINE void elv_bucket_charge(struct elv_thr_bucket *b, uint64_t bytes,
 					       uint64_t now, uint64_t *calm_from)
 {
-	if (bytes <= b->unit_upto) {
-		elv_level_fill(&b->tat, &b->frac, b->unit, b->unit_rem, b->den, now);
-		if (b->bden)
-			elv_level_fill(&b->btat, &b->bfrac, b->bunit, b->bunit_rem, b->bden, now);
-	} else {
-		/* Request sizes repeat: the division is done once per size change. */
-		if (ELV_UNLIKELY(bytes != b->last_bytes))
-			elv_bucket_size(b, bytes);
-		elv_level_fill(&b->tat, &b->frac, b->last_ns, b->last_rem, b->den, now);
-		if (b->bden)
-			elv_level_fill(&b->btat, &b->bfrac, b->blast_ns, b->blast_rem, b->bden,
-				       now);
-	}
+	uint64_t n = bytes <= b->unit_upto ? b->unit_size : bytes;
+
+	/* Sizes repeat (one operation always counts the same): one division per change. */
+	if (ELV_UNLIKELY(n != b->last_bytes))
+		elv_bucket_size(b, n);
+	elv_level_fill(&b->tat, &b->frac, b->last_ns, b->last_rem, b->den, now);
 	elv_calm_after(calm_from, b->tat - b->cap);
-	if (b->bden)
+	if (b->bden) {
+		elv_level_fill(&b->btat, &b->bfrac, b->blast_ns, b->blast_rem, b->bden, now);
 		elv_calm_after(calm_from, b->btat - ELV_NSEC_PER_SEC / 10);
+	}
 }
 
 /* ---- io.max -------------------------------------------------------------------------- */
@@ -450,7 +451,7 @@ static ELV_SPEED_INLINE uint64_t elv_thr_wait_in(struct elv_thr *th, int dir, ui
 	if (th->mode == ELV_THROTTLE_IOMAX)
 		return elv_iomax_wait(th, dir, bytes, now, queued);
 	for (i = 0; i < th->nr_dir[dir]; i++) {
-		const struct elv_thr_bucket *b = &th->u.b[th->dir_idx[dir][i]];
+		const struct elv_thr_bucket *b = elv_thr_bucket_at(th, th->dir_off[dir][i]);
 
 		/* Nearly always below the allowance: one comparison per level. */
 		if (elv_time_before(b->tat, now + b->cap) &&
@@ -481,7 +482,8 @@ static ELV_SPEED_INLINE void elv_thr_charge_in(struct elv_thr *th, int dir, uint
 		return;
 	}
 	for (i = 0; i < th->nr_dir[dir]; i++)
-		elv_bucket_charge(&th->u.b[th->dir_idx[dir][i]], bytes, now, &th->calm_from);
+		elv_bucket_charge(elv_thr_bucket_at(th, th->dir_off[dir][i]), bytes, now,
+				  &th->calm_from);
 }
 
 uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued)
