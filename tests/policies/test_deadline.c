@@ -52,6 +52,13 @@ static void setup_two_waves(void)
 	th_set_time(&h, th_ms(2));
 }
 
+/* Dispatch until the queue gives nothing more: exactly the @n sectors of @expect, in order. */
+static void run_expect(const uint64_t *expect, unsigned n)
+{
+	assert_int_equal(th_run(&h, 100, 0), n);
+	th_expect_sectors(&h, expect, n);
+}
+
 /* ---- sweep and batches ------------------------------------------------------------------- */
 
 static void test_sweep_one_way(void **state)
@@ -72,8 +79,7 @@ static void test_sweep_one_way(void **state)
 	setup_deadline();
 	for (i = 0; i < TH_LEN(sectors); i++)
 		th_add_new(&h, R, sectors[i], 8);
-	assert_int_equal(th_run(&h, 100, 0), 5);
-	th_expect_sectors(&h, expect, TH_LEN(expect));
+	run_expect(expect, TH_LEN(expect));
 	assert_int_equal(th_policy_stat(&h, "batches"), 2);
 	st = th_stats(&h);
 	assert_int_equal(st.dispatched[0], 5);
@@ -96,8 +102,7 @@ static void test_batch_continues_sweep(void **state)
 
 	(void)state;
 	setup_two_waves();
-	assert_int_equal(th_run(&h, 100, 0), 9);
-	th_expect_sectors(&h, expect, TH_LEN(expect));
+	run_expect(expect, TH_LEN(expect));
 	assert_int_equal(th_policy_stat(&h, "batches"), 4);
 	assert_int_equal(th_stats(&h).expired, 0);
 	th_teardown(&h);
@@ -196,8 +201,7 @@ static void test_writes_starved(void **state)
 		th_add_new(&h, R, 10 * i, 8);
 	th_add_new(&h, W, 1020, 8);
 	th_add_new(&h, W, 1030, 8);
-	assert_int_equal(th_run(&h, 100, 0), 14);
-	th_expect_sectors(&h, expect, TH_LEN(expect));
+	run_expect(expect, TH_LEN(expect));
 	assert_int_equal(th_policy_stat(&h, "batches"), 7);
 	assert_int_equal(th_policy_stat(&h, "write_starved_forced"), 2);
 	st = th_stats(&h);
@@ -227,8 +231,7 @@ static void test_discard_flush_write_direction(void **state)
 	th_add_new(&h, ELV_OP_DISCARD, 500, 64);
 	th_add_new(&h, W, 300, 8);
 	th_add_new(&h, ELV_OP_FLUSH, 0, 0);
-	assert_int_equal(th_run(&h, 100, 0), 4);
-	th_expect_sectors(&h, expect, TH_LEN(expect));
+	run_expect(expect, TH_LEN(expect));
 	st = th_stats(&h);
 	assert_int_equal(st.dispatched[0], 1);
 	assert_int_equal(st.dispatched[1], 3);
@@ -281,8 +284,7 @@ static void test_merges(void **state)
 	assert_int_equal(st.merged_req, 1);
 	assert_int_equal(st.queued, 2);
 
-	assert_int_equal(th_run(&h, 100, 0), 2);
-	th_expect_sectors(&h, expect, TH_LEN(expect));
+	run_expect(expect, TH_LEN(expect));
 	assert_int_equal(h.order_id[0], a->id);
 	assert_int_equal(h.order_id[1], d->id);
 	th_teardown(&h);
@@ -316,8 +318,7 @@ static void test_front_merges_off(void **state)
 	assert_int_equal(st.merged_back, 1);
 	assert_int_equal(st.merged_req, 1);
 	assert_int_equal(st.queued, 3);
-	assert_int_equal(th_run(&h, 100, 0), 3);
-	th_expect_sectors(&h, expect, TH_LEN(expect));
+	run_expect(expect, TH_LEN(expect));
 	th_teardown(&h);
 }
 
@@ -346,8 +347,7 @@ static void test_fifo_inheritance(void **state)
 	assert_int_equal(c->merged_into, a->id);
 	assert_int_equal(th_policy_stat(&h, "fifo_inherited"), 1);
 	th_set_time(&h, th_ms(500));
-	assert_int_equal(th_run(&h, 100, 0), 2);
-	th_expect_sectors(&h, expect, TH_LEN(expect));
+	run_expect(expect, TH_LEN(expect));
 	assert_int_equal(th_stats(&h).expired, 1);
 	th_teardown(&h);
 }
@@ -447,8 +447,7 @@ static void test_tunable_takes_effect(void **state)
 	th_set_time(&h, th_ms(1));
 	th_add_new(&h, R, 100, 8);
 	th_set_time(&h, th_ms(20));
-	assert_int_equal(th_run(&h, 100, 0), 2);
-	th_expect_sectors(&h, expect, TH_LEN(expect));
+	run_expect(expect, TH_LEN(expect));
 	/* both batches started at a FIFO head older than 10 ms */
 	assert_int_equal(th_stats(&h).expired, 2);
 	th_teardown(&h);
@@ -476,8 +475,7 @@ static void test_priority_levels(void **state)
 	th_add_prio(&h, R, 300, 8, ELV_PRIO(ELV_PRIO_RT, 0));
 	th_add_new(&h, R, 400, 8);
 	th_add_prio(&h, W, 50, 8, ELV_PRIO(ELV_PRIO_BE, 0));
-	assert_int_equal(th_run(&h, 100, 0), 5);
-	th_expect_sectors(&h, expect, TH_LEN(expect));
+	run_expect(expect, TH_LEN(expect));
 	assert_int_equal(th_policy_stat(&h, "aged"), 0);
 	th_teardown(&h);
 }
@@ -527,8 +525,7 @@ static void test_aging_idle(void **state)
 	th_set_time(&h, th_ms(1000));
 	th_add_prio(&h, R, 300, 8, ELV_PRIO(ELV_PRIO_BE, 4));
 	th_add_prio(&h, R, 400, 8, ELV_PRIO(ELV_PRIO_RT, 4));
-	assert_int_equal(th_run(&h, 100, 0), 3);
-	th_expect_sectors(&h, expect, TH_LEN(expect));
+	run_expect(expect, TH_LEN(expect));
 	assert_int_equal(th_policy_stat(&h, "aged"), 1);
 	th_teardown(&h);
 }
@@ -663,8 +660,7 @@ static void test_switch_to_noop(void **state)
 		th_add_new(&h, R, sectors[i], 8);
 	assert_int_equal(elv_switch(h.q, elv_policy_find("noop"), h.now), 0);
 	th_check(&h);
-	assert_int_equal(th_run(&h, 100, 0), 4);
-	th_expect_sectors(&h, expect, TH_LEN(expect));
+	run_expect(expect, TH_LEN(expect));
 	th_teardown(&h);
 }
 
