@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "elevator/policy.h"
+#include "support/request.h"
 
 #define ZS 64u   /* zone size in sectors */
 #define NZ 16u   /* zones */
@@ -366,14 +367,10 @@ static void down(void)
 static struct elv_request *mk(int i, uint64_t sector, uint32_t n, uint8_t op, uint8_t flags,
 			      struct elv_stream *s)
 {
-	struct elv_request *rq = &fx.rq[i];
+	struct elv_request *rq;
 
 	assert_int_equal(fx.hs[i], H_FREE);
-	elv_request_init(rq);
-	rq->sector = sector;
-	rq->nr_sectors = n;
-	rq->op = op;
-	rq->flags = flags;
+	rq = test_rq(&fx.rq[i], sector, n, op, flags);
 	rq->stream = s;
 	return rq;
 }

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "elv_internal.h"
+#include "support/request.h"
 
 #define MS ELV_NSEC_PER_MSEC
 #define HOUR (3600ull * 1000u * MS)
@@ -153,11 +154,7 @@ static void check(const struct ctx *c)
 
 static void mkrq(struct elv_request *rq, uint64_t sector, struct elv_stream *s)
 {
-	elv_request_init(rq);
-	rq->sector = sector;
-	rq->nr_sectors = 8;
-	rq->op = ELV_OP_READ;
-	rq->stream = s;
+	test_rq(rq, sector, 8, ELV_OP_READ, 0)->stream = s;
 }
 
 /*

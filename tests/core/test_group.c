@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "elevator/policy.h"
+#include "support/request.h"
 
 static uint64_t mem[16384];
 
@@ -231,11 +232,7 @@ static void test_move_refused_with_requests(void **state)
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(elv_group_init(q, &g, 0), 0);
 	assert_int_equal(elv_stream_init(q, &s, 0), 0);
-	elv_request_init(&r);
-	r.sector = 100;
-	r.nr_sectors = 8;
-	r.op = ELV_OP_READ;
-	r.stream = &s;
+	test_rq(&r, 100, 8, ELV_OP_READ, 0)->stream = &s;
 	assert_int_equal(elv_add(q, &r, 10), 0);
 	assert_int_equal(elv_stream_set_group(q, &s, &g), ELV_EBUSY);
 	assert_null(elv_stream_group(&s));
@@ -329,11 +326,7 @@ static void test_callback_gate(void **state)
 	c.g = &g;
 	c.fresh = &fresh;
 	c.s = &s;
-	elv_request_init(&r);
-	r.sector = 8;
-	r.nr_sectors = 8;
-	r.op = ELV_OP_READ;
-	r.stream = &s;
+	test_rq(&r, 8, 8, ELV_OP_READ, 0)->stream = &s;
 	assert_int_equal(elv_add(q, &r, 5), 0);
 	assert_true(c.calls > 0);
 	assert_int_equal(g.weight, ELV_GROUP_WEIGHT_DEFAULT);

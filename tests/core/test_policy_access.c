@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "elevator/policy.h"
+#include "support/request.h"
 
 static uint64_t mem[8192];
 static struct elv_request rq[4];
@@ -28,12 +29,7 @@ static struct elv_queue *open_noop(void)
 
 static void add_read(struct elv_queue *q, struct elv_request *r, uint64_t sector, uint64_t now)
 {
-	elv_request_init(r);
-	r->sector = sector;
-	r->nr_sectors = 8;
-	r->op = ELV_OP_READ;
-	r->flags = ELV_RQ_NOMERGE;
-	assert_int_equal(elv_add(q, r, now), 0);
+	assert_int_equal(elv_add(q, test_rq(r, sector, 8, ELV_OP_READ, ELV_RQ_NOMERGE), now), 0);
 }
 
 static void test_null_queue(void **state)

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "elevator/policy.h"
+#include "support/request.h"
 
 #define NRQ 64
 
@@ -65,13 +66,7 @@ static int setup(void **state)
 
 static struct elv_request *mk(int i, uint64_t sector, uint32_t n, uint8_t op)
 {
-	struct elv_request *rq = &fx.rq[i];
-
-	elv_request_init(rq);
-	rq->sector = sector;
-	rq->nr_sectors = n;
-	rq->op = op;
-	return rq;
+	return test_rq(&fx.rq[i], sector, n, op, 0);
 }
 
 static struct elv_request *take(uint64_t now)

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "elv_internal.h"
+#include "support/request.h"
 
 #define NRQ 32
 #define DELAY 1000u      /* the test stage holds ELV_RQ_META requests this long */
@@ -219,14 +220,7 @@ static int setup(void **state)
 
 static struct elv_request *mk(int i, uint64_t sector, uint8_t op, uint8_t flags)
 {
-	struct elv_request *rq = &fx.rq[i];
-
-	elv_request_init(rq);
-	rq->sector = sector;
-	rq->nr_sectors = 8;
-	rq->op = op;
-	rq->flags = flags;
-	return rq;
+	return test_rq(&fx.rq[i], sector, 8, op, flags);
 }
 
 static struct elv_request *disp(uint64_t now)

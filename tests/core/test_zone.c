@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "elevator/policy.h"
+#include "support/request.h"
 
 #define ZS 64u    /* zone size in sectors */
 #define NZ 20u    /* zones */
@@ -110,14 +111,7 @@ static int setup(void **state)
 
 static struct elv_request *mk(int i, uint64_t sector, uint32_t n, uint8_t op, uint8_t flags)
 {
-	struct elv_request *rq = &fx.rq[i];
-
-	elv_request_init(rq);
-	rq->sector = sector;
-	rq->nr_sectors = n;
-	rq->op = op;
-	rq->flags = flags;
-	return rq;
+	return test_rq(&fx.rq[i], sector, n, op, flags);
 }
 
 /* Write @i of @n sectors at offset @off of zone @z. */
