@@ -105,6 +105,13 @@ static struct kio *k_add(uint8_t op, uint8_t flags)
 	return NULL;
 }
 
+/* @n requests of @op with @flags, each added as k_add() does. */
+static void k_add_n(unsigned n, uint8_t op, uint8_t flags)
+{
+	while (n--)
+		k_add(op, flags);
+}
+
 /* Dispatch until EAGAIN; returns the number dispatched. */
 static unsigned k_dispatch(unsigned flags)
 {
@@ -441,8 +448,7 @@ static void gate_run(unsigned slow_reads, uint64_t late_write_at, uint64_t expec
 	k_setup(1024, 0);
 	for (j = 0; j < 4; j++) {
 		know = j * MS;
-		for (i = 0; i < 125; i++)
-			k_add(W, 0);
+		k_add_n(125, W, 0);
 		kservice[W] = MS;
 		assert_int_equal(k_dispatch(0), 125);
 		know = (j + 1) * MS;
@@ -504,14 +510,11 @@ static void test_async_reservation(void **state)
 
 	(void)state;
 	k_setup(64, 0);
-	for (i = 0; i < 100; i++)
-		k_add(W, 0);
+	k_add_n(100, W, 0);
 	assert_int_equal(k_dispatch(0), 48);
 	assert_int_equal(k_stat("admission_waits"), 1);
-	for (i = 0; i < 10; i++)
-		k_add(W, ELV_RQ_SYNC);
-	for (i = 0; i < 100; i++)
-		k_add(R, 0);
+	k_add_n(10, W, ELV_RQ_SYNC);
+	k_add_n(100, R, 0);
 	assert_int_equal(k_dispatch(0), 16);
 	for (i = 0; i < KPOOL; i++) {
 		if (!kpool[i].in_flight)
@@ -546,8 +549,7 @@ static void test_requeue_returns_token(void **state)
 
 	(void)state;
 	k_setup(1024, 0);
-	for (i = 0; i < 17; i++)
-		k_add(ELV_OP_FLUSH, 0);
+	k_add_n(17, ELV_OP_FLUSH, 0);
 	assert_int_equal(k_dispatch(0), 16);
 	assert_int_equal(k_stat("token_waits"), 1);
 	for (i = 0; i < KPOOL && !first; i++)
@@ -570,16 +572,12 @@ static void test_requeue_returns_token(void **state)
  * that was never taken, and the queue stays consistent. */
 static void test_switch_in_flight(void **state)
 {
-	unsigned i;
-
 	(void)state;
 	k_setup(1024, 0);
 	assert_int_equal(elv_switch(kq, elv_policy_find("noop"), know), 0);
-	for (i = 0; i < 20; i++)
-		k_add(R, 0);
+	k_add_n(20, R, 0);
 	assert_int_equal(k_dispatch(0), 20);
-	for (i = 0; i < 5; i++)
-		k_add(W, 0);
+	k_add_n(5, W, 0);
 	assert_int_equal(elv_switch(kq, elv_policy_find("kyber"), know), 0);
 	k_check();
 	assert_int_equal(k_dispatch(0), 5);
@@ -686,8 +684,7 @@ static void test_tick_at_wrap(void **state)
 
 	(void)state;
 	k_setup(1024, top - 200 * MS);
-	for (i = 0; i < 257; i++)
-		k_add(R, 0);
+	k_add_n(257, R, 0);
 	assert_int_equal(k_dispatch(0), 256);
 	assert_int_equal(elv_next_event(kq), ELV_TIME_NEVER); /* waiting, but no tick armed */
 	know = top - 100 * MS;
