@@ -18,14 +18,6 @@ static void iomax(struct elv_throttle_settings *t, uint64_t rbps, uint64_t wbps,
 	t->limit[ELV_THROTTLE_IOPS_WRITE].avg = wiops;
 }
 
-static void one_stream(const struct elv_policy *p, const struct elv_throttle_settings *t)
-{
-	qs_init(&S, p, NULL);
-	qs_stream(&S, 0, -1, 1);
-	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[0], t, 0), 0);
-	qs_check(&S);
-}
-
 /*
  * A.2.7 #1: rbps=1048576, 4 KiB reads all queued at t=0: 25 pass at once (102400 <= 104857
  * allowed in the first slice), the next group at t = 101 ms (1 tick for the excess plus the
@@ -39,7 +31,7 @@ static void test_vector_rbps(void **state)
 	(void)state;
 	iomax(&t, 1048576, 0, 0, 0);
 	for (p = 0; p < QS_NR_POLICIES; p++) {
-		one_stream(qs_policies[p], &t);
+		qs_init_throttled(&S, qs_policies[p], &t);
 		S.backlog[0] = 40;
 		qs_run_fast(&S, 11 * (uint64_t)QS_SEC);
 		assert_int_equal(qs_logged(&S, 0, 0, 1), 25);
@@ -62,7 +54,7 @@ static void test_vector_riops(void **state)
 	(void)state;
 	iomax(&t, 0, 0, 100, 0);
 	for (p = 0; p < QS_NR_POLICIES; p++) {
-		one_stream(qs_policies[p], &t);
+		qs_init_throttled(&S, qs_policies[p], &t);
 		S.backlog[0] = 30;
 		qs_run_fast(&S, 10 * (uint64_t)QS_SEC);
 		for (k = 0; k < 100; k++)
@@ -139,7 +131,7 @@ static void test_vector_lower_limit(void **state)
 	(void)state;
 	for (p = 0; p < QS_NR_POLICIES; p++) {
 		iomax(&t, 0, 0, 100, 0);
-		one_stream(qs_policies[p], &t);
+		qs_init_throttled(&S, qs_policies[p], &t);
 		for (k = 0; k < 60; k++)
 			assert_int_equal(qs_add(&S, 0), 0);
 		assert_int_equal(qs_flush(&S), 10);
@@ -163,7 +155,7 @@ static void test_settings(void **state)
 
 	(void)state;
 	iomax(&t, 1000, 0, 0, 0);
-	one_stream(&elv_policy_noop, &t);
+	qs_init_throttled(&S, &elv_policy_noop, &t);
 	iomax(&t, 0, 0, 0, 0);
 	t.limit[ELV_THROTTLE_BPS_TOTAL].avg = 10;
 	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[0], &t, 0), ELV_EINVAL);
@@ -191,7 +183,7 @@ static void test_discard_and_flush(void **state)
 
 	(void)state;
 	iomax(&t, 0, 10240, 0, 0);
-	one_stream(&elv_policy_deadline, &t);
+	qs_init_throttled(&S, &elv_policy_deadline, &t);
 	for (k = 0; k < 3; k++)
 		assert_int_equal(qs_add_op(&S, 0, ELV_OP_DISCARD, 1 << 20), 0);
 	assert_int_equal(qs_flush(&S), 2); /* 512 bytes each: two fill the slice's 1024 */
@@ -211,7 +203,7 @@ static void test_held_lifecycle(void **state)
 	(void)state;
 	iomax(&t, 0, 0, 100, 0);
 	for (p = 0; p < QS_NR_POLICIES; p++) {
-		one_stream(qs_policies[p], &t);
+		qs_init_throttled(&S, qs_policies[p], &t);
 		for (k = 0; k < 30; k++)
 			assert_int_equal(qs_add(&S, 0), 0);
 		assert_int_equal(qs_flush(&S), 10);

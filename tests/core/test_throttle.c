@@ -17,15 +17,6 @@ static void set_limit(struct elv_throttle_settings *t, int k, uint64_t avg, uint
 	t->limit[k].max_length = len;
 }
 
-/* One stream with a client, throttled by @t, under policy @p. */
-static void one_stream(const struct elv_policy *p, const struct elv_throttle_settings *t)
-{
-	qs_init(&S, p, NULL);
-	qs_stream(&S, 0, -1, 1);
-	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[0], t, 0), 0);
-	qs_check(&S);
-}
-
 /*
  * A.1.7 #1: bps-total=1000000, 4096-byte requests all submitted at t=0: 25 pass at once
  * (the level, 102400, is then above the 100000 allowance), the 26th at 2.4 ms, the 27th at
@@ -39,7 +30,7 @@ static void test_vector_bps_total(void **state)
 	(void)state;
 	set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 1000000, 0, 0);
 	for (p = 0; p < QS_NR_POLICIES; p++) {
-		one_stream(qs_policies[p], &t);
+		qs_init_throttled(&S, qs_policies[p], &t);
 		for (k = 0; k < 40; k++)
 			assert_int_equal(qs_add(&S, 0), 0);
 		qs_run_fast(&S, QS_SEC);
@@ -66,7 +57,7 @@ static void test_vector_burst(void **state)
 
 	(void)state;
 	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 100, 2000, 60);
-	one_stream(&elv_policy_deadline, &t);
+	qs_init_throttled(&S, &elv_policy_deadline, &t);
 	S.backlog[0] = 4;
 	qs_refill(&S);
 	/* Follow the dispatches one by one to find where the gaps turn from 0.5 to 10 ms. */
@@ -108,7 +99,7 @@ static void test_vector_burst_rates(void **state)
 
 	(void)state;
 	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 100, 2000, 60);
-	one_stream(&elv_policy_noop, &t);
+	qs_init_throttled(&S, &elv_policy_noop, &t);
 	S.backlog[0] = 2;
 	n = rate_between(10 * (uint64_t)QS_SEC, 20 * (uint64_t)QS_SEC);
 	assert_true(n >= 19800 && n <= 20200);
@@ -144,7 +135,7 @@ static void test_vector_iops_size(void **state)
 		assert_int_equal(th.u.b[ELV_THROTTLE_IOPS_TOTAL].tat - 1000, v[k].level_ns);
 		assert_int_equal(elv_thr_check(&th), 0);
 	}
-	one_stream(&elv_policy_cfq, &t);
+	qs_init_throttled(&S, &elv_policy_cfq, &t);
 	S.bytes_each[0] = 8192;
 	S.backlog[0] = 4;
 	qs_run_fast(&S, 100 * (uint64_t)QS_SEC);
@@ -163,7 +154,7 @@ static void test_vector_directions(void **state)
 	for (p = 0; p < QS_NR_POLICIES; p++) {
 		memset(&t, 0, sizeof(t));
 		set_limit(&t, ELV_THROTTLE_BPS_READ, 1000000, 0, 0);
-		one_stream(qs_policies[p], &t);
+		qs_init_throttled(&S, qs_policies[p], &t);
 		for (k = 0; k < 40; k++)
 			assert_int_equal(qs_add_op(&S, 0, ELV_OP_WRITE, 4096), 0);
 		assert_int_equal(qs_flush(&S), 40); /* writes: no cap */
@@ -174,7 +165,7 @@ static void test_vector_directions(void **state)
 
 		memset(&t, 0, sizeof(t));
 		set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 1000000, 0, 0);
-		one_stream(qs_policies[p], &t);
+		qs_init_throttled(&S, qs_policies[p], &t);
 		for (k = 0; k < 20; k++)
 			assert_int_equal(qs_add_op(&S, 0, ELV_OP_WRITE, 4096), 0);
 		for (k = 0; k < 20; k++)
@@ -219,7 +210,7 @@ static void test_vector_validation(void **state)
 	(void)state;
 	set_limit(&good, ELV_THROTTLE_IOPS_READ, 300, 600, 5);
 	assert_int_equal(elv_throttle_check(&good), 0);
-	one_stream(&elv_policy_deadline, &good);
+	qs_init_throttled(&S, &elv_policy_deadline, &good);
 	for (k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
 		memset(&t, 0, sizeof(t));
 		set_limit(&t, v[k].k, v[k].avg, v[k].max, v[k].len);
@@ -306,7 +297,7 @@ static void test_runtime_change(void **state)
 
 	(void)state;
 	set_limit(&t, ELV_THROTTLE_IOPS_READ, 10, 0, 0);
-	one_stream(&elv_policy_noop, &t);
+	qs_init_throttled(&S, &elv_policy_noop, &t);
 	for (k = 0; k < 30; k++)
 		assert_int_equal(qs_add(&S, 0), 0);
 	/* One op is 100 ms of level, the allowance 100 ms: the second still fits (not above). */
@@ -347,7 +338,7 @@ static void test_held_lifecycle(void **state)
 	(void)state;
 	set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 1000000, 0, 0);
 	for (p = 0; p < QS_NR_POLICIES; p++) {
-		one_stream(qs_policies[p], &t);
+		qs_init_throttled(&S, qs_policies[p], &t);
 		for (k = 0; k < 40; k++)
 			assert_int_equal(qs_add(&S, 0), 0);
 		assert_int_equal(elv_stats(S.q, &st), 0);

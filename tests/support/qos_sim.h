@@ -107,6 +107,16 @@ static inline void qs_group(struct qsim *qs, int g)
 	qs_check(qs);
 }
 
+/* A fresh bench under policy @p with one stream and its client, throttled by @t. */
+static inline void qs_init_throttled(struct qsim *qs, const struct elv_policy *p,
+				     const struct elv_throttle_settings *t)
+{
+	qs_init(qs, p, NULL);
+	qs_stream(qs, 0, -1, 1);
+	assert_int_equal(elv_qos_set_throttle(qs->q, &qs->cs[0], t, 0), 0);
+	qs_check(qs);
+}
+
 static inline struct qs_io *qs_alloc(struct qsim *qs)
 {
 	unsigned i;
