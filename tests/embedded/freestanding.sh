@@ -64,16 +64,29 @@ fs=$root/tests/embedded/freestanding
 rm -rf "$out"
 mkdir -p "$out"
 
-# shellcheck disable=SC2086
-for src in $sources; do
-	obj=$out/$(basename "$src" .c).o
+compile() { # compile SRC: its object in $out
+	# shellcheck disable=SC2086
 	$cc $arch $opt -std=c11 -ffreestanding -nostdinc -isystem "$gcc_inc" \
 		-isystem "$gcc_inc_fixed" -isystem "$fs" -I"$root/include" -I"$root/lib/core" \
 		-DELV_CONFIG_FILE="\"$config\"" $cfg_defs \
 		-ffunction-sections -fdata-sections -fno-common \
 		-Wall -Wextra -Wpedantic -Wshadow -Wconversion \
-		-Werror=implicit-function-declaration -c "$root/$src" -o "$obj"
+		-Werror=implicit-function-declaration -c "$root/$1" -o "$out/$(basename "$1" .c).o"
+}
+# ELV_JOBS (default 2) compilers at a time; any that fails fails the build.
+jobs=${ELV_JOBS:-2}
+pids="" n=0 cc_failed=0
+for src in $sources; do
+	compile "$src" &
+	pids="$pids $!"
+	n=$((n + 1))
+	if [ "$n" -ge "$jobs" ]; then
+		for p in $pids; do wait "$p" || cc_failed=1; done
+		pids="" n=0
+	fi
 done
+for p in $pids; do wait "$p" || cc_failed=1; done
+[ "$cc_failed" -eq 0 ] || { echo "freestanding.sh: compilation failed" >&2; exit 1; }
 rm -f "$out/libelevator.a"
 ${tool}ar rcs "$out/libelevator.a" "$out"/*.o
 

@@ -86,26 +86,42 @@ run() { # run KIND NAME
 	esac
 }
 
+config() { # config KIND NAME DEFS...: build and run one configuration, record the verdict
+	kind=$1 name=$2
+	shift 2
+	defs=$*
+	# shellcheck disable=SC2086,SC2090
+	if ! build "$kind" "$name" $defs; then
+		echo "options: $kind $name ($defs): build FAILED"
+		cat "$out/$kind-$name.log"
+		echo x >>"$out/failed"
+		return 0
+	fi
+	if run "$kind" "$name" >"$out/$kind-$name.txt" 2>&1 &&
+		grep -q '^options: ok: \([4-9]\|[1-9][0-9][0-9]*\) policies, [1-9][0-9]* checks$' "$out/$kind-$name.txt"; then
+		echo "$kind $name (${defs:-${name}}): $(tail -n 1 "$out/$kind-$name.txt")"
+		echo x >>"$out/passed"
+	else
+		echo "options: $kind $name ($defs): run FAILED"
+		cat "$out/$kind-$name.txt"
+		echo x >>"$out/failed"
+	fi
+}
+
+# Each build is one compiler process: ELV_JOBS (default 2) configurations at a time.
+jobs=${ELV_JOBS:-2}
 for kind in host cortex-m3; do
 	case $which in all | "$kind") ;; *) continue ;; esac
-	echo "$configs" | while IFS=: read -r name defs; do
-		# shellcheck disable=SC2086,SC2090
-		if ! build "$kind" "$name" $defs; then
-			echo "options: $kind $name ($defs): build FAILED"
-			cat "$out/$kind-$name.log"
-			echo x >>"$out/failed"
-			continue
-		fi
-		if run "$kind" "$name" >"$out/$kind-$name.txt" 2>&1 &&
-			grep -q '^options: ok: \([4-9]\|[1-9][0-9][0-9]*\) policies, [1-9][0-9]* checks$' "$out/$kind-$name.txt"; then
-			echo "$kind $name (${defs:-${name}}): $(tail -n 1 "$out/$kind-$name.txt")"
-			echo x >>"$out/passed"
-		else
-			echo "options: $kind $name ($defs): run FAILED"
-			cat "$out/$kind-$name.txt"
-			echo x >>"$out/failed"
-		fi
-	done
+	echo "$configs" | {
+		n=0
+		while IFS=: read -r name defs; do
+			# shellcheck disable=SC2086
+			config "$kind" "$name" $defs &
+			n=$((n + 1))
+			[ "$n" -lt "$jobs" ] || { wait; n=0; }
+		done
+		wait
+	}
 	# ELV_NO_STATS with elv_switch() kept must stop at CFQ's #error, not build.
 	if build "$kind" stats-only ELV_NO_STATS; then
 		echo "options: $kind: ELV_NO_STATS without ELV_NO_SWITCH built; expected CFQ's #error"
