@@ -511,7 +511,7 @@ void elv_add_accept(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 #define ELV_STAGED_PATH __attribute__((noinline))
 #endif
 
-#if !defined(ELV_NO_STAGES)
+#if !defined(ELV_NO_STAGES) && !defined(__OPTIMIZE_SIZE__)
 /*
  * elv_add() on a queue with one stage, in @slot, that has no validate hook (the usual QoS
  * set-up): its admit is the only step that may refuse, and a refusal there changes nothing.
@@ -564,9 +564,11 @@ static ELV_STAGED_PATH int elv_add_slow(struct elv_queue *q, struct elv_request 
 	if (rq->flags & ELV_RQ_BARRIER)
 		return ELV_ENOSYS;
 #endif
+#if !defined(__OPTIMIZE_SIZE__) /* a copy of the add path: for speed, not for size */
 	_Static_assert(ELV_STAGE_NR == 2, "q->stages >> 1 is the slot of a single stage");
 	if (!(q->stages & (q->stages - 1u)) && !q->stage[q->stages >> 1].ops->validate)
 		return elv_add_one_stage(q, rq, now, (unsigned)q->stages >> 1);
+#endif
 	return q->stage_vt->add(q, rq, now);
 #endif
 }
