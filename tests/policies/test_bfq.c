@@ -245,6 +245,13 @@ static void sim_mark(struct sim *m)
 		m->st[i].window = 0;
 }
 
+/* Count every stream's dispatched sectors afresh over the next @ns of simulated time. */
+static void sim_window(struct sim *m, uint64_t ns)
+{
+	sim_mark(m);
+	sim_run(m, m->now + ns);
+}
+
 /* Stop arrivals, serve everything, retire streams and groups, tear the queue down. */
 static void sim_finish(struct sim *m)
 {
@@ -344,8 +351,7 @@ static void test_groups_2_to_1(void **state)
 	/* a group weight change applies from the group's next activation: 1 : 1 then */
 	assert_int_equal(elv_group_set_weight(SIM.q, &SIM.grp[0], 100), 0);
 	sim_run(&SIM, SIM.now + 1 * S);
-	sim_mark(&SIM);
-	sim_run(&SIM, SIM.now + 5 * S);
+	sim_window(&SIM, 5 * S);
 	for (i = 0, g1 = g2 = 0; i < 3; i++) {
 		g1 += t[i]->window;
 		g2 += t[i + 3]->window;
@@ -508,20 +514,17 @@ static void test_interactive_raising(void **state)
 	raised = stat_of(&SIM, "wr_interactive");
 	assert_int_equal(raised, 1); /* A, at its creation */
 	b = sim_stream(&SIM, GREEDY, 0, 0, NULL);
-	sim_mark(&SIM);
-	sim_run(&SIM, SIM.now + 300 * MS);
+	sim_window(&SIM, 300 * MS);
 	assert_int_equal(stat_of(&SIM, "wr_interactive"), 2);
 	assert_int_equal(stat_of(&SIM, "preemptions"), 1);
 	assert_true(a->window <= 41961 + 128);
 	assert_true(b->window + a->window >= 100000);
 	/* after A's one slot, B alone until its raising ends */
-	sim_mark(&SIM);
-	sim_run(&SIM, SIM.now + 100 * MS);
+	sim_window(&SIM, 100 * MS);
 	assert_int_equal(a->window, 0);
 	/* raising over (120000 sectors): even shares over 10 s */
 	sim_run(&SIM, SIM.now + 600 * MS);
-	sim_mark(&SIM);
-	sim_run(&SIM, SIM.now + 10 * S);
+	sim_window(&SIM, 10 * S);
 	r = ratio(b->window, a->window);
 	assert_true(r > 0.95 && r < 1.05);
 	sim_finish(&SIM);
@@ -629,8 +632,7 @@ static void test_rt_before_be(void **state)
 	sim_run(&SIM, 100 * MS); /* BE got going first */
 	rt = sim_stream(&SIM, GREEDY, 0, ELV_PRIO(ELV_PRIO_RT, 7), NULL);
 	sim_run(&SIM, SIM.now + 50 * MS); /* at most one BE slot of 42 ms after the RT arrival */
-	sim_mark(&SIM);
-	sim_run(&SIM, SIM.now + 1 * S);
+	sim_window(&SIM, 1 * S);
 	assert_int_equal(be->window, 0);
 	assert_true(rt->window > 0);
 	sim_finish(&SIM);
@@ -727,8 +729,7 @@ static void test_low_latency_off_ends_raising(void **state)
 	sim_run(&SIM, SIM.now + 20 * MS); /* B is raised now */
 	set_tunable(&SIM, "low_latency", 0);
 	sim_run(&SIM, SIM.now + 100 * MS);
-	sim_mark(&SIM);
-	sim_run(&SIM, SIM.now + 2 * S);
+	sim_window(&SIM, 2 * S);
 	r = ratio(b->window, a->window);
 	assert_true(r > 0.9 && r < 1.1);
 	sim_finish(&SIM);
@@ -959,49 +960,44 @@ static void coop_start(struct sim *m, int rotational, unsigned depth, int mergin
 	coop_add(m, b, 10640);
 }
 
-/* Merged on a rotational disk: one queue serves both streams in sector order. */
-static void test_coop_merge(void **state)
+/* After coop_start(), the five queued requests come from the streams in @order (A 0, B 1). */
+static void coop_expect(int rotational, unsigned depth, int merging, const int order[5])
 {
-	static const int order[] = { 1, 0, 1, 0, 1 };
 	struct sim *m = &SIM;
 	unsigned i;
 
-	(void)state;
-	coop_start(m, 1, 1, 1);
+	coop_start(m, rotational, depth, merging);
 	for (i = 0; i < 5; i++)
 		assert_int_equal(coop_next(m), order[i]);
 	assert_int_equal(coop_next(m), -1);
 	sim_finish(m);
+}
+
+/* Merged on a rotational disk: one queue serves both streams in sector order. */
+static void test_coop_merge(void **state)
+{
+	static const int order[] = { 1, 0, 1, 0, 1 };
+
+	(void)state;
+	coop_expect(1, 1, 1, order);
 }
 
 /* Not merged on a non-rotational queueing device: A's own queue keeps being served first. */
 static void test_coop_nonrot(void **state)
 {
 	static const int order[] = { 0, 0, 1, 1, 1 };
-	struct sim *m = &SIM;
-	unsigned i;
 
 	(void)state;
-	coop_start(m, 0, 32, 1);
-	for (i = 0; i < 5; i++)
-		assert_int_equal(coop_next(m), order[i]);
-	assert_int_equal(coop_next(m), -1);
-	sim_finish(m);
+	coop_expect(0, 32, 1, order);
 }
 
 /* Merging is off unless the host asks for it: on the same rotational disk nothing merges. */
 static void test_coop_off_by_default(void **state)
 {
 	static const int order[] = { 0, 0, 1, 1, 1 };
-	struct sim *m = &SIM;
-	unsigned i;
 
 	(void)state;
-	coop_start(m, 1, 1, 0);
-	for (i = 0; i < 5; i++)
-		assert_int_equal(coop_next(m), order[i]);
-	assert_int_equal(coop_next(m), -1);
-	sim_finish(m);
+	coop_expect(1, 1, 0, order);
 }
 
 /*
