@@ -19,11 +19,15 @@ nbd_init() {
 	trap nbd_cleanup EXIT
 }
 nbd_cleanup() {
+	nbd_kill_servers
+	rm -rf "${tmp:?}"
+}
+# nbd_kill_servers: kill -9 every server start_server started in this shell.
+nbd_kill_servers() {
 	local p
 	for p in "${servers[@]}"; do
 		kill -9 "$p" 2>/dev/null || true
 	done
-	rm -rf "${tmp:?}"
 }
 
 # start_server NAME ARGS...: nbdkit -f on $tmp/NAME.sock with ARGS, run under "${wrap[@]}"

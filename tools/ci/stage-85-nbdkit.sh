@@ -77,20 +77,53 @@ builtin=$(grep -c '^[[:space:]]*&elv_policy_' lib/policies/registry.c)
 	fail "filter lists ${#policies[@]} policies (${policies[*]}), registry has $builtin"
 # Each policy twice: as for flash (depth 32), and as for a disk (depth 4), where anticipation
 # and CFQ idle. Two fio jobs, so two connections and two streams, on separate halves.
-ran=0
+# check_policy NAME POLICY TRAITS...: one server, the verify job, its stats checked.
+check_policy() {
+	local name=$1 p=$2
+	shift 2
+	start_server "$name" --filter="$filter" memory 256M policy="$p" "$@" stats="$tmp/$name.json"
+	verify_job "verify-$name" --numjobs=2 --offset_increment=128m
+	stop_server
+	stats_check "$tmp/$name.json" "d['policy'] == '$p' and q['completed'] > 0 and
+		q['queued'] == 0 and q['in_flight'] == 0 and a['errors'] == 0 and
+		sum(c['writes'] > 0 for c in d['connections']) == 2"
+}
+# Much of a check is waiting (idling policies, fio's round trips): ELV_JOBS checks run at once,
+# each in a subshell that kills its own server if it fails, its output shown when it ends.
+declare -A check_of
+checked=0
+pending=0
+bad=()
+finish_check() { # wait for one check; count it or record its failure
+	local done_pid rc=0
+	wait -n -p done_pid || rc=$?
+	pending=$((pending - 1))
+	if [ "$rc" -eq 0 ]; then
+		checked=$((checked + 1))
+	else
+		cat "$tmp/${check_of[$done_pid]}.out" >&2
+		bad+=("${check_of[$done_pid]}")
+	fi
+}
 for p in "${policies[@]}"; do
 	for traits in "rotational=false" "rotational=true depth=4"; do
+		[ "$pending" -lt "$ELV_JOBS" ] || finish_check
+		name="p-$p-${traits%% *}"
 		# shellcheck disable=SC2086
-		start_server "p-$p" --filter="$filter" memory 256M policy="$p" $traits \
-			stats="$tmp/p-$p.json"
-		verify_job "verify-$p" --numjobs=2 --offset_increment=128m
-		stop_server
-		stats_check "$tmp/p-$p.json" "d['policy'] == '$p' and q['completed'] > 0 and
-			q['queued'] == 0 and q['in_flight'] == 0 and a['errors'] == 0 and
-			sum(c['writes'] > 0 for c in d['connections']) == 2"
+		(
+			servers=()
+			trap nbd_kill_servers EXIT
+			check_policy "$name" "$p" $traits
+		) >"$tmp/$name.out" 2>&1 &
+		check_of[$!]=$name
+		pending=$((pending + 1))
 	done
-	ran=$((ran + 1))
 done
+while [ "$pending" -gt 0 ]; do
+	finish_check
+done
+[ "${#bad[@]}" -eq 0 ] || fail "policy checks failed: ${bad[*]}"
+ran=$((checked / 2))
 [ "$ran" -eq "${#policies[@]}" ] || fail "ran $ran of ${#policies[@]} policies"
 echo "fio verify (crc32c): zero errors under all $ran policies (${policies[*]}), two clients each"
 
