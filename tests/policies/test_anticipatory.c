@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "elevator/policy.h"
+#include "support/harness.h"
 
 #define US 1000ull
 #define MS 1000000ull
@@ -111,15 +112,7 @@ static void on_merge(void *ctx, struct elv_request *into, struct elv_request *ab
 
 static uint64_t pstat(const struct sim *sm, const char *name)
 {
-	const char *n;
-	uint64_t v;
-	unsigned i;
-
-	for (i = 0; elv_policy_stat(sm->q, i, &n, &v) == 0; i++)
-		if (strcmp(n, name) == 0)
-			return v;
-	fail_msg("no policy counter %s", name);
-	return 0;
+	return th_queue_stat(sm->q, name);
 }
 
 static struct elv_stats qstats(const struct sim *sm)

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "elevator/policy.h"
+#include "support/harness.h"
 
 #define MS 1000000ULL
 #define US 1000ULL
@@ -119,15 +120,7 @@ static void set_tunable(const char *name, int64_t v)
 
 static uint64_t pstat(const char *name)
 {
-	const char *n;
-	uint64_t v;
-	unsigned i;
-
-	for (i = 0; elv_policy_stat(S.q, i, &n, &v) == 0; i++)
-		if (strcmp(n, name) == 0)
-			return v;
-	fail_msg("no policy stat %s", name);
-	return 0;
+	return th_queue_stat(S.q, name);
 }
 
 static struct elv_stats qstats(void)

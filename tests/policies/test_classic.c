@@ -430,19 +430,6 @@ static uint64_t lean_estimate(void *ctx, const struct elv_request *rq, uint64_t 
 	return rq->sector > lean_head ? rq->sector - lean_head : lean_head - rq->sector;
 }
 
-static uint64_t lean_stat(struct elv_queue *q, const char *name)
-{
-	const char *n;
-	uint64_t v;
-	unsigned i;
-
-	for (i = 0; elv_policy_stat(q, i, &n, &v) == 0; i++)
-		if (strcmp(n, name) == 0)
-			return v;
-	fail_msg("no counter %s", name);
-	return 0;
-}
-
 /* Queue @rq at @now, asserting it was queued (merging is off). */
 static void lean_add(struct elv_queue *q, struct elv_request *rq, uint64_t sector, uint64_t now)
 {
@@ -494,7 +481,7 @@ static void lean_static(const char *policy, const struct set *sets, unsigned nse
 
 	lean_add(q, &lean_rq[MAX_Q], head, 0);
 	assert_ptr_equal(lean_serve(q, 0), &lean_rq[MAX_Q]);
-	before = lean_stat(q, "travel");
+	before = th_queue_stat(q, "travel");
 	for (i = 0; i < nsets; i++)
 		assert_int_equal(elv_tunable_set(q, sets[i].name, sets[i].value), 0);
 	for (i = 0; i < n; i++)
@@ -504,7 +491,7 @@ static void lean_static(const char *policy, const struct set *sets, unsigned nse
 		assert_true(out->n < n);
 		out->order[out->n++] = rq->sector;
 	}
-	out->travel = lean_stat(q, "travel") - before;
+	out->travel = th_queue_stat(q, "travel") - before;
 	assert_int_equal(elv_queue_check(q), 0);
 	assert_int_equal(elv_queue_exit(q), 0);
 }

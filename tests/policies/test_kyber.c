@@ -151,15 +151,7 @@ static void k_complete_due(void)
 
 static uint64_t k_stat(const char *name)
 {
-	const char *n;
-	uint64_t v;
-	unsigned i;
-
-	for (i = 0; elv_policy_stat(kq, i, &n, &v) == 0; i++)
-		if (strcmp(n, name) == 0)
-			return v;
-	fail_msg("no policy counter %s", name);
-	return 0;
+	return th_queue_stat(kq, name);
 }
 
 /* Complete, in order of their due times and each at its own, the requests in flight due by

@@ -270,18 +270,23 @@ struct elv_stats th_stats(const struct th *h)
 	return st;
 }
 
-uint64_t th_policy_stat(const struct th *h, const char *name)
+uint64_t th_queue_stat(struct elv_queue *q, const char *name)
 {
 	const char *n;
 	uint64_t v;
 	unsigned i;
 
-	for (i = 0; elv_policy_stat(h->q, i, &n, &v) == 0; i++)
+	for (i = 0; elv_policy_stat(q, i, &n, &v) == 0; i++)
 		if (strcmp(n, name) == 0)
 			return v;
 	print_error("policy has no counter named %s\n", name);
 	fail();
 	return 0;
+}
+
+uint64_t th_policy_stat(const struct th *h, const char *name)
+{
+	return th_queue_stat(h->q, name);
 }
 
 int64_t th_tunable(const struct th *h, const char *name)

@@ -124,6 +124,8 @@ void th_clear_order(struct th *h);
 struct elv_stats th_stats(const struct th *h);
 /** A policy counter by name; fails the test when the policy has no such counter. */
 uint64_t th_policy_stat(const struct th *h, const char *name);
+/** The policy counter @p name of any queue @p q; fails the test when there is none. */
+uint64_t th_queue_stat(struct elv_queue *q, const char *name);
 /** A tunable's value; fails the test when the get fails. */
 int64_t th_tunable(const struct th *h, const char *name);
 
