@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "elevator/policy.h"
+#include "support/harness.h"
 
 #define MS 1000000ULL
 #define S (1000u * MS)
@@ -76,15 +77,7 @@ static void check(const struct sim *m)
 
 static int64_t stat_of(const struct sim *m, const char *name)
 {
-	const char *n;
-	uint64_t v;
-	unsigned i;
-
-	for (i = 0; elv_policy_stat(m->q, i, &n, &v) == 0; i++)
-		if (strcmp(n, name) == 0)
-			return (int64_t)v;
-	fail_msg("no stat %s", name);
-	return -1;
+	return (int64_t)th_queue_stat(m->q, name);
 }
 
 static void set_tunable(struct sim *m, const char *name, int64_t v)
