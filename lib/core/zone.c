@@ -18,7 +18,8 @@
  *   flags   NEED_WP (a write failed: the pointer is unknown until a report or a reset),
  *           MGMT (a reset or finish is under way: later writes wait for it), WAITING (on
  *           the waiting list for an open zone), READY (on the ready list: its head may go
- *           on, or merge), OPEN and ACTIVE (counted in nr_open, nr_active).
+ *           on, or merge), OPEN and ACTIVE (counted in nr_open, nr_active; kept only
+ *           when max_open or max_active is set, the only readers).
  *
  * The ready list is where release() looks; a zone goes there when something that lets its
  * head go on happens (a completion, a dispatch with an ordered transport, an open zone
@@ -179,14 +180,20 @@ static int zone_check(const struct elv_zstage *st, uint32_t n, const struct elv_
 	return now ? ZV_ISSUE : ZV_HOLD;
 }
 
+/* Is zone @z open: writes of it held or under way, and not waiting to open? */
+static inline int zone_is_open(const struct elv_zst *z)
+{
+	return !(z->flags & ZF_WAITING) && (z->nr_out || z->nr_held);
+}
+
 /* Recount whether zone @n is open and active after a change. */
-static void zone_update(struct elv_zstage *st, uint32_t n)
+static void zone_recount(struct elv_zstage *st, uint32_t n)
 {
 	struct elv_zst *z = &st->zones[n];
 	uint8_t f = 0;
 
 	if (n >= st->geo.nr_conv && !z->bad) {
-		if (!(z->flags & ZF_WAITING) && (z->nr_out || z->nr_held))
+		if (zone_is_open(z))
 			f |= ZF_OPEN;
 		if ((f & ZF_OPEN) || (z->flags & ZF_WAITING) ||
 		    (z->wp > 0 && z->wp < zone_cap(st, n)))
@@ -196,6 +203,17 @@ static void zone_update(struct elv_zstage *st, uint32_t n)
 	st->nr_active =
 		st->nr_active + ((f & ZF_ACTIVE) ? 1u : 0u) - ((z->flags & ZF_ACTIVE) ? 1u : 0u);
 	z->flags = (uint8_t)((z->flags & ~(ZF_OPEN | ZF_ACTIVE)) | f);
+}
+
+/*
+ * After a change to zone @n. Only max_open and max_active read the counts and the OPEN and
+ * ACTIVE flags (elv_zone_get() works its condition out from the zone itself), so without
+ * either limit they are never kept: nr_open, nr_active and the flags stay 0.
+ */
+static inline void zone_update(struct elv_zstage *st, uint32_t n)
+{
+	if (st->geo.max_open | st->geo.max_active)
+		zone_recount(st, n);
 }
 
 static void zone_ready(struct elv_zstage *st, struct elv_zst *z)
@@ -283,18 +301,13 @@ static void zone_fail_held(struct elv_queue *q, struct elv_zstage *st, uint32_t 
 	}
 }
 
-static int zone_validate(const struct elv_queue *q, const struct elv_request *rq)
-{
-	const struct elv_zstage *st = zs(q);
-	uint32_t n;
-	int r = zone_classify(st, rq, &n);
-
-	if (r <= 0)
-		return r;
-	r = zone_check(st, n, rq);
-	return r < 0 ? r : 0;
-}
-
+/*
+ * No validate hook: this stage is in the first slot, so when its admit refuses a request
+ * (before changing anything) no stage has seen it yet, and the refusal is the one a
+ * validate pass would have given first. Judging each write once, here, is half the work of
+ * judging it at validate and again at admit, and leaves a queue with only this stage on the
+ * core's single-stage add.
+ */
 static int zone_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct elv_zstage *st = zs(q);
@@ -640,7 +653,6 @@ static int zone_stage_check(const struct elv_queue *q)
 }
 
 static const struct elv_stage_ops elv_zone_ops = {
-	.validate = zone_validate,
 	.admit = zone_admit,
 	.next_event = zone_next_event,
 	.release = zone_release,
@@ -830,7 +842,7 @@ int elv_zone_get(const struct elv_queue *q, uint32_t zone, struct elv_zone_info 
 		info->cond = ELV_ZONE_NOT_WP;
 	else if (z->bad)
 		info->cond = z->bad;
-	else if (z->flags & ZF_OPEN)
+	else if (zone_is_open(z))
 		info->cond = ELV_ZONE_OPEN;
 	else if (!z->wp)
 		info->cond = ELV_ZONE_EMPTY;
