@@ -7,41 +7,96 @@
 # to tools/size-budget.txt (minimal configuration within its budgets, full configuration
 # within 2% of its recorded figures). Every step runs even when an earlier one failed, so one
 # run reports everything; the stage fails if any step failed.
+#
+# The steps are independent (each has its own output directory) and mostly one process after
+# another, so they run ELV_JOBS at a time, longest first; the two longest (options.sh: 40
+# builds and runs; size-table.sh: 21 freestanding builds) also build ELV_JOBS at a time
+# themselves, the others one at a time. Each step's output is printed whole when it ends,
+# with its wall and CPU time.
 source "$(dirname "$0")/common.sh"
 export ELV_EMBEDDED_BUILD="$ELV_CI_DIR/embedded"
-export ELV_JOBS
-mkdir -p "$ELV_EMBEDDED_BUILD"
+mkdir -p "$ELV_EMBEDDED_BUILD/steps"
+fs="$ELV_EMBEDDED_BUILD/freestanding"
 
+# name|jobs|command, longest first.
+steps=(
+	"options|$ELV_JOBS|tests/embedded/options.sh all"
+	"size-budget|$ELV_JOBS|tools/size-table.sh --check"
+	"suite-s390x|1|tests/embedded/run.sh s390x"
+	"suite-armhf|1|tests/embedded/run.sh armhf"
+	"suite-cortex-m3|1|tests/embedded/run.sh cortex-m3"
+	"freestanding-arm-nocheck|1|tests/embedded/freestanding.sh --out $fs-arm-nocheck --cc arm --opt -Os --no-assert -DELV_NO_CHECK"
+	"freestanding-host|1|tests/embedded/freestanding.sh --out $fs-host --cc host --opt -O2 --no-assert"
+	"freestanding-arm-Os|1|tests/embedded/freestanding.sh --out $fs-arm-Os --cc arm --opt -Os"
+	"freestanding-arm-O2|1|tests/embedded/freestanding.sh --out $fs-arm-O2 --cc arm --opt -O2 -DELV_NO_STRERROR"
+	"nocheck-host|1|tests/embedded/nocheck.sh"
+	"baremetal-example|1|examples/baremetal/run.sh"
+	"layout|1|tests/embedded/layout.sh"
+)
+
+# The three suites share one cmocka source tree: fetched (or found) once, before they start.
+t0=$SECONDS
+echo "--- embedded: cmocka source: $(tests/embedded/fetch-cmocka.sh "$ELV_EMBEDDED_BUILD/_cmocka") ($((SECONDS - t0)) s)"
+
+dir="$ELV_EMBEDDED_BUILD/steps"
+declare -A step_cmd step_name step_start
+# run_step NAME JOBS: the step's command with ELV_JOBS=JOBS, its output in $dir/NAME.log and
+# the CPU time it took (user and system, seconds) in $dir/NAME.cpu.
+run_step() {
+	local rc=0
+	# shellcheck disable=SC2086 # the command is split into words on purpose
+	ELV_JOBS=$2 ${step_cmd[$1]} >"$dir/$1.log" 2>&1 || rc=$?
+	# (times in this shell, not in a pipe: its second line is the children's user and system.)
+	times >"$dir/$1.times"
+	awk 'NR == 2 { gsub(/[ms]/, " "); print int($1 * 60 + $2 + $3 * 60 + $4 + 0.5) }' \
+		"$dir/$1.times" >"$dir/$1.cpu"
+	return "$rc"
+}
 failed=()
-step() { # step NAME COMMAND...
-	local name=$1 t0=$SECONDS
-	shift
+cpu_total=0
+report() { # report PID STATUS: print the step's output and verdict
+	local name=${step_name[$1]} cpu
+	cpu=$(cat "$dir/$name.cpu" 2>/dev/null || echo 0)
+	cpu_total=$((cpu_total + cpu))
 	echo
-	echo "--- embedded: $name: $*"
-	if "$@"; then
-		echo "--- embedded: $name: ok ($((SECONDS - t0)) s)"
+	echo "--- embedded: $name: ${step_cmd[$name]}"
+	cat "$dir/$name.log"
+	if [ "$2" -eq 0 ]; then
+		echo "--- embedded: $name: ok ($((SECONDS - step_start[$1])) s, CPU $cpu s)"
 	else
-		echo "--- embedded: $name: FAILED ($((SECONDS - t0)) s)"
+		echo "--- embedded: $name: FAILED ($((SECONDS - step_start[$1])) s, CPU $cpu s)"
 		failed+=("$name")
 	fi
+	unset "step_name[$1]"
 }
-
-step freestanding-arm-Os tests/embedded/freestanding.sh --cc arm --opt -Os
-step freestanding-arm-O2 tests/embedded/freestanding.sh --cc arm --opt -O2 -DELV_NO_STRERROR
-step freestanding-host tests/embedded/freestanding.sh --cc host --opt -O2 --no-assert
-step freestanding-arm-nocheck tests/embedded/freestanding.sh --cc arm --opt -Os --no-assert -DELV_NO_CHECK
-step nocheck-host tests/embedded/nocheck.sh
-step options tests/embedded/options.sh all
-step layout tests/embedded/layout.sh
-for target in cortex-m3 armhf s390x; do
-	step "suite-$target" tests/embedded/run.sh "$target"
+running=0
+for s in "${steps[@]}"; do
+	name=${s%%|*}
+	jobs=${s#*|}
+	jobs=${jobs%%|*}
+	step_cmd[$name]=${s#*|*|}
+	if [ "$running" -ge "$ELV_JOBS" ]; then
+		rc=0
+		wait -n -p done_pid || rc=$?
+		report "$done_pid" "$rc"
+		running=$((running - 1))
+	fi
+	run_step "$name" "$jobs" &
+	step_name[$!]=$name
+	step_start[$!]=$SECONDS
+	running=$((running + 1))
 done
-step baremetal-example examples/baremetal/run.sh
-step size-budget tools/size-table.sh --check
+while [ "$running" -gt 0 ]; do
+	rc=0
+	wait -n -p done_pid || rc=$?
+	report "$done_pid" "$rc"
+	running=$((running - 1))
+done
 
 echo
+echo "embedded: ${#steps[@]} steps in $((SECONDS - t0)) s, CPU $cpu_total s"
 if [ "${#failed[@]}" -ne 0 ]; then
 	echo "embedded: failed steps: ${failed[*]}"
 	exit 1
 fi
-echo "embedded: all steps passed"
+echo "embedded: all ${#steps[@]} steps passed"
