@@ -69,6 +69,13 @@ struct elv_zstage {
 	struct elv_zst zones[];
 };
 
+/* Out of line, not cold: at depth most writes are held. */
+#if defined(__GNUC__)
+#define ZONE_OUTLINE __attribute__((noinline))
+#else
+#define ZONE_OUTLINE
+#endif
+
 /* What zone_check() decided for a write or zone operation of a sequential zone. */
 #define ZV_ISSUE 0 /* pass it on now */
 #define ZV_HOLD 1  /* hold it behind the zone's writes */
@@ -242,7 +249,7 @@ static void zone_settle(struct elv_zst *z)
 }
 
 /* Open zones closed: let waiting zones open, oldest first. */
-static void zone_grant(struct elv_zstage *st)
+static void zone_open_waiting(struct elv_zstage *st)
 {
 	while (!elv_list_empty(&st->waiting) &&
 	       (!st->geo.max_open || st->nr_open < st->geo.max_open)) {
@@ -253,6 +260,13 @@ static void zone_grant(struct elv_zstage *st)
 		zone_update(st, (uint32_t)(z - st->zones));
 		zone_ready(st, z);
 	}
+}
+
+/* After anything that may close a zone; the waiting list is empty unless max_open is set. */
+static inline void zone_grant(struct elv_zstage *st)
+{
+	if (!elv_list_empty(&st->waiting))
+		zone_open_waiting(st);
 }
 
 /* @rq goes on to the policy: the write pointer moves past it (an append learns its sector). */
@@ -301,6 +315,26 @@ static void zone_fail_held(struct elv_queue *q, struct elv_zstage *st, uint32_t 
 	}
 }
 
+/* zone_admit() when @rq must wait (@verdict ZV_HOLD or ZV_WAIT): out of line, so that a write
+ * that goes straight on saves no registers for this. */
+static ZONE_OUTLINE int zone_admit_hold(struct elv_zstage *st, uint32_t n, struct elv_request *rq,
+					int verdict)
+{
+	struct elv_zst *z = &st->zones[n];
+
+	zone_hold(z, rq);
+	if (verdict == ZV_WAIT) {
+		zone_unready(z);
+		z->flags |= ZF_WAITING;
+		elv_list_add_tail(&st->waiting, &z->link);
+	} else if (z->last && z->last->state == ELV_RQ_QUEUED && !is_append(rq) &&
+		   rq->sector == zone_start(st, n) + z->wp) {
+		zone_ready(st, z); /* it may join the queued write at the pointer */
+	}
+	zone_update(st, n);
+	return ELV_STAGE_HELD;
+}
+
 /*
  * No validate hook: this stage is in the first slot, so when its admit refuses a request
  * (before changing anything) no stage has seen it yet, and the refusal is the one a
@@ -311,7 +345,6 @@ static void zone_fail_held(struct elv_queue *q, struct elv_zstage *st, uint32_t 
 static int zone_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	struct elv_zstage *st = zs(q);
-	struct elv_zst *z;
 	uint32_t n;
 	int r = zone_classify(st, rq, &n);
 
@@ -325,18 +358,7 @@ static int zone_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 		zone_issue(st, n, rq);
 		return ELV_STAGE_PASS;
 	}
-	z = &st->zones[n];
-	zone_hold(z, rq);
-	if (r == ZV_WAIT) {
-		zone_unready(z);
-		z->flags |= ZF_WAITING;
-		elv_list_add_tail(&st->waiting, &z->link);
-	} else if (z->last && z->last->state == ELV_RQ_QUEUED && !is_append(rq) &&
-		   rq->sector == zone_start(st, n) + z->wp) {
-		zone_ready(st, z); /* it may join the queued write at the pointer */
-	}
-	zone_update(st, n);
-	return ELV_STAGE_HELD;
+	return zone_admit_hold(st, n, rq, r);
 }
 
 /* Why the head write @rq of zone @n cannot go on at the pointer, or 0. */
