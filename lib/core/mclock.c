@@ -134,6 +134,18 @@ static ELV_SPEED_INLINE void elv_mc_advance(uint64_t *tag, uint64_t *rem, uint64
 	elv_tag_next(tag, rem, q, r, rate, t, prev);
 }
 
+/* The weight and limit tags of @c's first request at @t (c->cost set; @prev: c->tagged). */
+static ELV_SPEED_INLINE void elv_mc_tag_pl(struct elv_mc *mc, struct elv_mc_client *c,
+					   uint64_t t, int prev)
+{
+	elv_mc_advance(&c->p, &c->p_rem, c->cost, c->weight, c->p1, c->p1_rem, t, prev);
+	if (c->lim)
+		elv_mc_advance(&c->l, &c->l_rem, c->cost, c->lim, c->l1, c->l1_rem, t, prev);
+	c->tagged = 1;
+	/* Under ELV_QOS_AT_LIMIT_REJECT the limit was enforced at the door. */
+	c->ready = !c->lim || mc->at_limit == ELV_QOS_AT_LIMIT_REJECT || !elv_time_after(c->l, t);
+}
+
 /* Request @rq became the first of @c at @t: give it its tags. */
 static ELV_SPEED_INLINE void elv_mc_tag(struct elv_mc *mc, struct elv_mc_client *c,
 					const struct elv_request *rq, uint64_t t)
@@ -143,12 +155,7 @@ static ELV_SPEED_INLINE void elv_mc_tag(struct elv_mc *mc, struct elv_mc_client 
 	c->cost = elv_mc_cost(mc, rq);
 	if (c->res)
 		elv_mc_advance(&c->r, &c->r_rem, c->cost, c->res, c->r1, c->r1_rem, t, prev);
-	elv_mc_advance(&c->p, &c->p_rem, c->cost, c->weight, c->p1, c->p1_rem, t, prev);
-	if (c->lim)
-		elv_mc_advance(&c->l, &c->l_rem, c->cost, c->lim, c->l1, c->l1_rem, t, prev);
-	c->tagged = 1;
-	/* Under ELV_QOS_AT_LIMIT_REJECT the limit was enforced at the door. */
-	c->ready = !c->lim || mc->at_limit == ELV_QOS_AT_LIMIT_REJECT || !elv_time_after(c->l, t);
+	elv_mc_tag_pl(mc, c, t, prev);
 }
 
 int elv_mc_offer(struct elv_mc *mc, struct elv_mc_client *c, uint64_t cost, uint64_t now)
@@ -234,15 +241,12 @@ static ELV_SPEED_INLINE void elv_mc_credit(struct elv_mc_client *c)
 	c->r -= q;
 }
 
-int elv_mc_direct(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
-		  uint64_t now)
+/* elv_mc_direct() once @c has its tags: the phase it is served in, or -1 (it waits). */
+static int elv_mc_direct_phase(struct elv_mc *mc, struct elv_mc_client *c,
+			       struct elv_request *rq, uint64_t now)
 {
 	int phase;
 
-	if (elv_mc_is_idle(mc, c, now))
-		elv_mc_wake(mc, c, now);
-	c->last = now;
-	elv_mc_tag(mc, c, rq, now);
 	if (c->res && !elv_time_after(c->r, now)) {
 		phase = ELV_MC_RESERVATION;
 	} else if (c->ready || mc->at_limit == ELV_QOS_AT_LIMIT_ALLOW) {
@@ -256,6 +260,46 @@ int elv_mc_direct(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request
 		return -1;
 	}
 	return phase;
+}
+
+int elv_mc_direct(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
+		  uint64_t now)
+{
+	uint64_t q, r, t, rem;
+
+	if (elv_mc_is_idle(mc, c, now))
+		elv_mc_wake(mc, c, now);
+	c->last = now;
+	if (!c->tagged || !c->res) {
+		elv_mc_tag(mc, c, rq, now);
+		return elv_mc_direct_phase(mc, c, rq, now);
+	}
+	/*
+	 * A client with a reservation, tagged before: its reservation tag moves on by the cost,
+	 * and a request served outside the reservation phase takes the same step back (the
+	 * credit), exactly, remainder included. So when the moved tag is not due, and not so far
+	 * ahead that the horizon would cut it, a request served at once leaves the tag where it
+	 * was: work out the moved tag, and store it only when it stays.
+	 */
+	c->cost = elv_mc_cost(mc, rq);
+	q = c->r1;
+	r = c->r1_rem;
+	if (c->cost != 1)
+		elv_mc_step(c->cost, c->res, &q, &r);
+	t = c->r + q;
+	rem = c->r_rem + r;
+	if (rem >= c->res) {
+		rem -= c->res;
+		t++;
+	}
+	elv_mc_tag_pl(mc, c, now, 1);
+	if (!elv_time_after(t, now) || t - now > ELV_QOS_HORIZON ||
+	    !(c->ready || mc->at_limit == ELV_QOS_AT_LIMIT_ALLOW)) {
+		/* Due, cut by the horizon, or waiting: the tag as elv_mc_tag() gives it. */
+		elv_tag_next(&c->r, &c->r_rem, q, r, c->res, now, 1);
+		return elv_mc_direct_phase(mc, c, rq, now);
+	}
+	return c->ready ? ELV_MC_WEIGHT : ELV_MC_OVER;
 }
 
 /* Is tag @a (of client @ca) before tag @b (of @cb), ties to the lower id? */
