@@ -69,8 +69,8 @@ struct elv_zstage {
 	struct elv_zst zones[];
 };
 
-/* Out of line, not cold: at depth most writes are held. */
-#if defined(__GNUC__)
+/* Out of line when optimising for speed (not cold: at depth most writes are held). */
+#if defined(__GNUC__) && !defined(__OPTIMIZE_SIZE__)
 #define ZONE_OUTLINE __attribute__((noinline))
 #else
 #define ZONE_OUTLINE
