@@ -13,8 +13,24 @@ ci_configure() {
 	shift
 	rm -rf "${ELV_CI_DIR:?}/$name"
 	echo "+ cmake -S . -B build-ci/$name $*"
+	rm -f "$ELV_CI_DIR/$name.args"
 	cmake -S "$ELV_ROOT" -B "$ELV_CI_DIR/$name" -DELV_WERROR=ON "$@" >"$ELV_CI_DIR/$name.configure.log" ||
 		{ cat "$ELV_CI_DIR/$name.configure.log"; return 1; }
+	echo "$*" >"$ELV_CI_DIR/$name.args"
+}
+
+# ci_shared <name> [cmake args...]: build-ci/<name> as an earlier stage of this run configured
+# it with exactly these arguments (its ci_build then only compiles what it lacks); a fresh
+# ci_configure when there is no such tree, as when the stage runs alone.
+ci_shared() {
+	local name=$1
+	shift
+	if [ -f "$ELV_CI_DIR/$name/CMakeCache.txt" ] &&
+		[ "$(cat "$ELV_CI_DIR/$name.args" 2>/dev/null)" = "$*" ]; then
+		echo "+ build-ci/$name, configured with the same arguments by an earlier stage: shared"
+		return 0
+	fi
+	ci_configure "$name" "$@"
 }
 
 # ci_build <name> [cmake --build args...]

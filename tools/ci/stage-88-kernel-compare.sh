@@ -20,9 +20,10 @@ for tool in nbdkit nbdfuse fio python3 timeout; do
 	command -v "$tool" >/dev/null || fail "$tool not found (tools/ci/packages)"
 done
 
-ci_configure kcompare -DCMAKE_BUILD_TYPE=RelWithDebInfo -DELV_BUILD_TESTS=OFF \
-	-DELV_BUILD_NBDKIT=ON
-ci_build kcompare --target nbdkit-elevator-filter nbdkit-elvdisk-plugin
+# The filter and the plugin as stage 86 builds them (same configuration: its tree is shared).
+ci_shared elvdisk -DCMAKE_BUILD_TYPE=RelWithDebInfo -DELV_BUILD_TESTS=OFF \
+	-DELV_BUILD_NBDKIT=ON -DELV_URING=ON
+ci_build elvdisk --target nbdkit-elevator-filter nbdkit-elvdisk-plugin
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 snapshot() {
@@ -32,7 +33,7 @@ snapshot() {
 snapshot >"$tmp/before"
 
 rc=0
-timeout 300 tools/kernel-compare/kernel-compare.sh --build "$ELV_CI_DIR/kcompare" \
+timeout 300 tools/kernel-compare/kernel-compare.sh --build "$ELV_CI_DIR/elvdisk" \
 	--runtime 3 --jobs morton --json "$tmp/kc.json" || rc=$?
 snapshot >"$tmp/after"
 diff -u "$tmp/before" "$tmp/after" >&2 || fail "kernel-compare left loop devices or FUSE mounts behind"
@@ -43,7 +44,7 @@ fi
 [ "$rc" -eq 0 ] || fail "kernel-compare exited with $rc"
 
 # Terminated in the middle of a run: it stops at once and still removes everything.
-tools/kernel-compare/kernel-compare.sh --build "$ELV_CI_DIR/kcompare" --runtime 30 \
+tools/kernel-compare/kernel-compare.sh --build "$ELV_CI_DIR/elvdisk" --runtime 30 \
 	--jobs morton --schedulers none --policies noop >/dev/null 2>"$tmp/term.err" &
 pid=$!
 for _ in $(seq 100); do
