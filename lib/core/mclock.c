@@ -265,7 +265,7 @@ static int elv_mc_direct_phase(struct elv_mc *mc, struct elv_mc_client *c,
 int elv_mc_direct(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
 		  uint64_t now)
 {
-	uint64_t q, r, t, rem;
+	uint64_t q, r, t;
 
 	if (elv_mc_is_idle(mc, c, now))
 		elv_mc_wake(mc, c, now);
@@ -286,12 +286,7 @@ int elv_mc_direct(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request
 	r = c->r1_rem;
 	if (c->cost != 1)
 		elv_mc_step(c->cost, c->res, &q, &r);
-	t = c->r + q;
-	rem = c->r_rem + r;
-	if (rem >= c->res) {
-		rem -= c->res;
-		t++;
-	}
+	t = c->r + q + (c->r_rem + r >= c->res); /* the carry of the remainders (each < res) */
 	elv_mc_tag_pl(mc, c, now, 1);
 	if (!elv_time_after(t, now) || t - now > ELV_QOS_HORIZON ||
 	    !(c->ready || mc->at_limit == ELV_QOS_AT_LIMIT_ALLOW)) {
