@@ -463,7 +463,7 @@ static void zone_dispatched(struct elv_queue *q, struct elv_request *rq, uint64_
 }
 
 /* A zone operation came back: done, failed, or withdrawn before the device saw it. */
-static void zone_mgmt_done(struct elv_queue *q, struct elv_zstage *st, uint32_t n, int status)
+static ZONE_OUTLINE void zone_mgmt_done(struct elv_queue *q, struct elv_zstage *st, uint32_t n, int status)
 {
 	struct elv_zst *z = &st->zones[n];
 
@@ -473,6 +473,22 @@ static void zone_mgmt_done(struct elv_queue *q, struct elv_zstage *st, uint32_t 
 		zone_fail_held(q, st, n, ELV_EIO);
 	}
 	zone_update(st, n);
+}
+
+/* A write of zone @n failed (@status < 0) or was withdrawn before the device saw it. */
+static ZONE_OUTLINE void zone_write_undone(struct elv_queue *q, struct elv_zstage *st, uint32_t n,
+					   struct elv_request *rq, int status)
+{
+	struct elv_zst *z = &st->zones[n];
+
+	if (status == ELV_STAGE_WITHDRAWN && elv_rq_end(rq) == zone_start(st, n) + z->wp) {
+		z->wp -= rq->nr_sectors; /* the last write passed on never happened */
+	} else {
+		z->flags |= ZF_NEED_WP;
+		zone_fail_held(q, st, n, ELV_EIO);
+	}
+	if (status == ELV_STAGE_WITHDRAWN && is_append(rq))
+		rq->sector = zone_start(st, n); /* back as the host submitted it */
 }
 
 static void zone_completed(struct elv_queue *q, struct elv_request *rq, int status, uint64_t now)
@@ -491,14 +507,8 @@ static void zone_completed(struct elv_queue *q, struct elv_request *rq, int stat
 		z->nr_out--;
 		if (z->last == rq)
 			z->last = NULL;
-		if (status == ELV_STAGE_WITHDRAWN && elv_rq_end(rq) == zone_start(st, n) + z->wp) {
-			z->wp -= rq->nr_sectors; /* the last write passed on never happened */
-		} else if (status != 0) {
-			z->flags |= ZF_NEED_WP;
-			zone_fail_held(q, st, n, ELV_EIO);
-		}
-		if (status == ELV_STAGE_WITHDRAWN && is_append(rq))
-			rq->sector = zone_start(st, n); /* back as the host submitted it */
+		if (status != 0)
+			zone_write_undone(q, st, n, rq, status);
 		zone_update(st, n);
 	}
 	if (z->nr_held)
