@@ -69,7 +69,7 @@ struct elv_zstage {
 	struct elv_zst zones[];
 };
 
-/* Out of line when optimising for speed (not cold: at depth most writes are held). */
+/* Out of line when optimising for speed: rare paths of hooks that run for every write. */
 #if defined(__GNUC__) && !defined(__OPTIMIZE_SIZE__)
 #define ZONE_OUTLINE __attribute__((noinline))
 #else
@@ -315,9 +315,9 @@ static void zone_fail_held(struct elv_queue *q, struct elv_zstage *st, uint32_t 
 	}
 }
 
-/* zone_admit() when @rq must wait (@verdict ZV_HOLD or ZV_WAIT): out of line, so that a write
- * that goes straight on saves no registers for this. */
-static ZONE_OUTLINE int zone_admit_hold(struct elv_zstage *st, uint32_t n, struct elv_request *rq,
+/* zone_admit() when @rq must wait (@verdict ZV_HOLD or ZV_WAIT). Left inline: out of line it
+ * saves 8 instructions per write at depth 1 but costs 6 from depth 64 on, where most wait. */
+static int zone_admit_hold(struct elv_zstage *st, uint32_t n, struct elv_request *rq,
 					int verdict)
 {
 	struct elv_zst *z = &st->zones[n];
@@ -463,7 +463,8 @@ static void zone_dispatched(struct elv_queue *q, struct elv_request *rq, uint64_
 }
 
 /* A zone operation came back: done, failed, or withdrawn before the device saw it. */
-static ZONE_OUTLINE void zone_mgmt_done(struct elv_queue *q, struct elv_zstage *st, uint32_t n, int status)
+static ZONE_OUTLINE void zone_mgmt_done(struct elv_queue *q, struct elv_zstage *st, uint32_t n,
+					int status)
 {
 	struct elv_zst *z = &st->zones[n];
 
