@@ -526,6 +526,8 @@ ELV_API size_t elv_queue_size_any(const struct elv_config *cfg);
  * @retval 0 success.
  * @retval ELV_EINVAL NULL or misaligned argument, malformed policy or configuration.
  * @retval ELV_ENOSPC @p len is too small.
+ * @retval ELV_ENOSYS @p cfg has a trace callback in a build with ELV_NO_TRACE, which could
+ *         never call it.
  */
 ELV_API int elv_queue_init(struct elv_queue **out, void *mem, size_t len,
 			   const struct elv_policy *p, const struct elv_config *cfg);
@@ -668,8 +670,11 @@ ELV_API int elv_group_set_weight(struct elv_queue *q, struct elv_group *g, uint1
  * @retval ELV_EOVERFLOW sector + nr_sectors passes 2^64.
  * @retval ELV_EBUSY @p rq is already held by a queue, or called from one of the queue's
  *         callbacks.
+ * @retval ELV_ENOSYS @p rq has ELV_RQ_BARRIER in a build with ELV_NO_BARRIER, which cannot
+ *         order it.
  * @retval other a zone stage (zone.h) refuses writes and zone operations it cannot order
- *         (ELV_ERANGE, ELV_EINVAL, ELV_ENOSPC, ELV_EIO, ELV_EAGAIN, ELV_EBUSY; its table).
+ *         (ELV_ERANGE, ELV_EINVAL, ELV_ENOSPC, ELV_EIO, ELV_EAGAIN, ELV_EBUSY; its table); a
+ *         QoS stage (qos.h) refuses with ELV_EAGAIN at a limit set to reject.
  */
 ELV_API int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now);
 /**

@@ -811,6 +811,26 @@ static void test_callback_refuses_reentry(void **state)
 	th_teardown(&h);
 }
 
+/* Without a position_time callback there is no estimate to give: elv_position_time() says so
+ * (ELV_ENOSYS, nothing written) and sptf orders by seek distance instead, counting fallbacks. */
+static void test_no_estimator(void **state)
+{
+	uint64_t t = 12345;
+
+	(void)state;
+	setup("sptf", NULL);
+	th_add_new(&h, R, 10, 1);
+	th_add_new(&h, R, 50, 1);
+	th_add_new(&h, R, 20, 1);
+	assert_int_equal(elv_position_time(h.q, &h.pool[0].rq, h.now, &t), ELV_ENOSYS);
+	assert_int_equal(t, 12345);
+	assert_int_equal(th_run(&h, 3, 0), 3);
+	th_expect_sectors(&h, (const uint64_t[]){ 10, 20, 50 }, 3);
+	assert_true(th_policy_stat(&h, "fallbacks") > 0);
+	assert_int_equal(th_policy_stat(&h, "estimates"), 0);
+	th_teardown(&h);
+}
+
 /* ---- merges, cylinders, tunables --------------------------------------------------------- */
 
 static void test_merges(void **state)
@@ -936,6 +956,7 @@ int main(void)
 		cmocka_unit_test(test_vr_sweep),
 		cmocka_unit_test(test_aging),
 		cmocka_unit_test(test_callback_refuses_reentry),
+		cmocka_unit_test(test_no_estimator),
 		cmocka_unit_test(test_merges),
 		cmocka_unit_test(test_cylinders),
 		cmocka_unit_test(test_tunable_ranges),
