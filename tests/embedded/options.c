@@ -381,6 +381,7 @@ int main(void)
 #endif
 #if defined(ELV_NO_MALLOC)
 	EXPECT(elv_queue_create(&q, &elv_policy_noop, NULL) == ELV_ENOSYS);
+	EXPECT(elv_queue_destroy(NULL) == ELV_ENOSYS); /* compiled out: not even NULL is looked at */
 #else
 	EXPECT(elv_queue_create(&q, &elv_policy_noop, NULL) == 0);
 	EXPECT(elv_queue_destroy(q) == 0);
