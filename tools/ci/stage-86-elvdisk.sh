@@ -32,55 +32,11 @@ driver="$ELV_CI_DIR/elvdisk/examples/uring-driver/uring-driver"
 
 source "$ELV_ROOT/tools/ci/nbdkit.sh"
 nbd_init elvdisk
-# Servers that serve() starts daemonised: asked to stop first, then killed; then the
-# start_server ones and $tmp (nbd_cleanup).
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null || true
-	done
-	for p in "${pids[@]}"; do
-		for _ in $(seq 50); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -9 "$p" 2>/dev/null || true
-	done
-	nbd_cleanup
-}
-trap cleanup EXIT
 
-# serve NAME ARGS...: elvdisk on $tmp/NAME.sock; its URI in $uri.
+# serve NAME ARGS...: elvdisk on $tmp/NAME.sock (start_server); its URI in $uri.
 serve() {
-	local name=$1
-	shift
-	rm -f "$tmp/$name.pid" "$tmp/$name.sock"
-	echo "+ nbdkit -U $name.sock elvdisk $*"
-	timeout 20 nbdkit -U "$tmp/$name.sock" -P "$tmp/$name.pid" "$plugin" "$@"
-	for _ in $(seq 100); do
-		[ -s "$tmp/$name.pid" ] && break
-		sleep 0.1
-	done
-	if [ ! -s "$tmp/$name.pid" ]; then
-		echo "FAIL: nbdkit did not start" >&2
-		exit 1
-	fi
-	pids+=("$(cat "$tmp/$name.pid")")
-	uri="nbd+unix:///?socket=$tmp/$name.sock"
-}
-
-# unserve NAME: stop that server and wait (bounded) until it has gone and written its report.
-unserve() {
-	local p
-	p=$(cat "$tmp/$1.pid")
-	kill "$p"
-	for _ in $(seq 100); do
-		kill -0 "$p" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	echo "FAIL: nbdkit (pid $p) did not exit within 10 s" >&2
-	exit 1
+	echo "+ nbdkit -U $1.sock elvdisk ${*:2}"
+	start_server "$1" "$plugin" "${@:2}"
 }
 
 # fio_nbd NAME ARGS...: one fio job against $uri, JSON in $tmp/NAME.json.
@@ -127,15 +83,15 @@ fi
 [ "$(grep -c '^read ' "$tmp/qemu-io.out")" -eq 4 ] ||
 	{ cat "$tmp/qemu-io.out"; echo "FAIL: qemu-io did not run every read" >&2; exit 1; }
 echo "qemu-io: trim and write-zeroes read back as zeros, the bytes around them unchanged"
-unserve mem
+stop_server
 
 serve file model=null file="$tmp/back.img" size=64M
 timeout 60 nbdcopy "$tmp/in.img" "$uri"
-unserve file
+stop_server
 cmp "$tmp/in.img" "$tmp/back.img"
 serve file2 model=null file="$tmp/back.img"
 timeout 60 nbdcopy "$uri" "$tmp/out2.img"
-unserve file2
+stop_server
 cmp "$tmp/in.img" "$tmp/out2.img"
 echo "backing file: holds what was written, serves it again after a restart"
 
@@ -179,7 +135,7 @@ PY
 
 serve bar1 model=barracuda size=1G report="$tmp/bar1.report"
 fio_nbd bar1 --rw=randread --bs=4k --iodepth=1 --size=1G --number_ios=150 --randseed=7
-unserve bar1
+stop_server
 timing bar1 8 20
 
 # A parameter file: the same drive at 3600 rpm waits longer for the platter (half a turn is
@@ -187,7 +143,7 @@ timing bar1 8 20
 printf '# barracuda with a slower spindle\npreset = barracuda\nrpm = 3600\n' >"$tmp/slow.conf"
 serve slow model="$tmp/slow.conf" size=1G report="$tmp/slow.report"
 fio_nbd slow --rw=randread --bs=4k --iodepth=1 --size=1G --number_ios=150 --randseed=7
-unserve slow
+stop_server
 timing slow 10 25
 python3 - "$tmp/bar1.json" "$tmp/slow.json" <<'PY'
 import json, sys
@@ -198,19 +154,19 @@ PY
 
 serve bar01 model=barracuda size=1G timescale=0.1 report="$tmp/bar01.report"
 fio_nbd bar01 --rw=randread --bs=4k --iodepth=1 --size=1G --number_ios=300 --randseed=7
-unserve bar01
+stop_server
 timing bar01 0.8 4
 
 serve null model=null size=1G report="$tmp/null.report"
 fio_nbd null --rw=randread --bs=4k --iodepth=1 --size=1G --number_ios=3000
-unserve null
+stop_server
 timing null 0 2
 
 # ide2003 holds one command at a time: with 4 in flight from the client, the reads queue at
 # the drive and the run lasts at least the sum of the service times.
 serve ide model=ide2003 size=4G report="$tmp/ide.report"
 fio_nbd ide --rw=randread --bs=4k --iodepth=4 --size=4G --number_ios=120 --randseed=3
-unserve ide
+stop_server
 python3 - "$tmp/ide.json" "$tmp/ide.report" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
