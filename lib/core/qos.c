@@ -375,6 +375,20 @@ static ELV_QOS_APART int elv_qos_hold_own(struct elv_queue *q, struct elv_qclien
 	return ELV_STAGE_HELD;
 }
 
+/* elv_qos_admit() for a stream whose own client, its only one, has a throttle and nothing
+ * waiting in @dir: PASS counted, or HELD for the time the throttle asks. */
+static ELV_QOS_APART int elv_qos_admit_own_thr(struct elv_queue *q, struct elv_qclient *cs,
+					       struct elv_request *rq, int dir, uint64_t now)
+{
+	uint64_t w = elv_thr_take(&cs->thr, dir, elv_qos_bytes(&cs->thr, rq), now);
+
+	if (w)
+		return elv_qos_hold_own(q, cs, rq, dir, now, w);
+	cs->st.admitted++;
+	cs->st.bytes += (uint64_t)rq->nr_sectors << 9;
+	return ELV_STAGE_PASS;
+}
+
 /*
  * A request of a stream whose own client is its only one (no group client) meets that
  * client's throttle: PASS, or HELD behind the client's waiting requests or for the time the
@@ -383,17 +397,10 @@ static ELV_QOS_APART int elv_qos_hold_own(struct elv_queue *q, struct elv_qclien
 static ELV_SPEED_INLINE int elv_qos_own_thr(struct elv_queue *q, struct elv_qclient *cs,
 					    struct elv_request *rq, int dir, uint64_t now)
 {
-	uint64_t w;
-
 	if (cs->nr_wait[dir])
 		return elv_qos_hold_own(q, cs, rq, dir, now, 0);
-	if (cs->has_thr) {
-		w = elv_thr_take(&cs->thr, dir, elv_qos_bytes(&cs->thr, rq), now);
-		if (w)
-			return elv_qos_hold_own(q, cs, rq, dir, now, w);
-		cs->st.admitted++;
-		cs->st.bytes += (uint64_t)rq->nr_sectors << 9;
-	}
+	if (cs->has_thr)
+		return elv_qos_admit_own_thr(q, cs, rq, dir, now);
 	return ELV_STAGE_PASS;
 }
 
@@ -460,20 +467,6 @@ hold:
 	return ELV_STAGE_HELD;
 }
 
-/* elv_qos_admit() for a stream whose own client, its only one, has a throttle and nothing
- * waiting in @dir: PASS counted, or HELD for the time the throttle asks. */
-static ELV_QOS_APART int elv_qos_admit_own_thr(struct elv_queue *q, struct elv_qclient *cs,
-					       struct elv_request *rq, int dir, uint64_t now)
-{
-	uint64_t w = elv_thr_take(&cs->thr, dir, elv_qos_bytes(&cs->thr, rq), now);
-
-	if (w)
-		return elv_qos_hold_own(q, cs, rq, dir, now, w);
-	cs->st.admitted++;
-	cs->st.bytes += (uint64_t)rq->nr_sectors << 9;
-	return ELV_STAGE_PASS;
-}
-
 static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	const struct elv_stream *s = rq->stream;
@@ -500,11 +493,7 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 			return elv_qos_enter_mc(q, qs, cs, rq, now);
 		return elv_qos_admit_own_mc(q, cs, rq, dir, now);
 	}
-	if (cs->nr_wait[dir])
-		return elv_qos_hold_own(q, cs, rq, dir, now, 0);
-	if (cs->has_thr)
-		return elv_qos_admit_own_thr(q, cs, rq, dir, now);
-	return ELV_STAGE_PASS;
+	return elv_qos_own_thr(q, cs, rq, dir, now);
 }
 
 static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)
