@@ -192,8 +192,9 @@ static void elv_stage_took(struct elv_queue *q, unsigned slot, struct elv_reques
 	q->nr_staged++;
 }
 
-/* @rq, which the stages before slot @upto passed on, leaves them unserved: they must know. */
-static void elv_stages_withdrawn(struct elv_queue *q, struct elv_request *rq, unsigned upto)
+/* The stages in the slots before @upto hear how @rq, which they passed on, came back. */
+static void elv_stages_completed_upto(struct elv_queue *q, struct elv_request *rq, int status,
+				      uint64_t now, unsigned upto)
 {
 	unsigned i;
 
@@ -201,8 +202,14 @@ static void elv_stages_withdrawn(struct elv_queue *q, struct elv_request *rq, un
 		const struct elv_stage_ops *ops = q->stage[i].ops;
 
 		if (ops && ops->completed)
-			ops->completed(q, rq, ELV_STAGE_WITHDRAWN, q->now);
+			ops->completed(q, rq, status, now);
 	}
+}
+
+/* @rq, which the stages before slot @upto passed on, leaves them unserved: they must know. */
+static void elv_stages_withdrawn(struct elv_queue *q, struct elv_request *rq, unsigned upto)
+{
+	elv_stages_completed_upto(q, rq, ELV_STAGE_WITHDRAWN, q->now, upto);
 }
 
 /*
@@ -278,14 +285,7 @@ static void elv_stages_dispatched(struct elv_queue *q, struct elv_request *rq, u
 static void elv_stages_completed(struct elv_queue *q, struct elv_request *rq, int status,
 				 uint64_t now)
 {
-	unsigned i;
-
-	for (i = 0; i < ELV_STAGE_NR; i++) {
-		const struct elv_stage_ops *ops = q->stage[i].ops;
-
-		if (ops && ops->completed)
-			ops->completed(q, rq, status, now);
-	}
+	elv_stages_completed_upto(q, rq, status, now, ELV_STAGE_NR);
 }
 
 /* elv_cancel() of a held request: 0 when a stage held it (now unlinked and uncounted). */
