@@ -19,6 +19,27 @@ ci_configure() {
 	echo "$*" >"$ELV_CI_DIR/$name.args"
 }
 
+# ci_pair LOG FN1 FN2: FN1 and FN2 (commands without arguments, functions say) side by side,
+# one a core, when ELV_JOBS >= 2, their outputs in LOG-1.log and LOG-2.log shown whole when
+# both have ended; one after the other otherwise. Both always run to the end; fails if either
+# failed.
+ci_pair() {
+	local one two status=0
+	if [ "$ELV_JOBS" -ge 2 ]; then
+		"$2" >"$1-1.log" 2>&1 &
+		one=$!
+		"$3" >"$1-2.log" 2>&1 &
+		two=$!
+		wait "$one" || status=1
+		wait "$two" || status=1
+		cat "$1-1.log" "$1-2.log"
+	else
+		"$2" || status=1
+		"$3" || status=1
+	fi
+	return "$status"
+}
+
 # ci_shared <name> [cmake args...]: build-ci/<name> as an earlier stage of this run configured
 # it with exactly these arguments (its ci_build then only compiles what it lacks); a fresh
 # ci_configure when there is no such tree, as when the stage runs alone.

@@ -28,18 +28,6 @@ lane_traces_queue() {
 }
 
 status=0
-if [ "$ELV_JOBS" -ge 2 ]; then
-	# Each lane's output is shown whole when both have ended.
-	lane_traces >"$ELV_CI_DIR/fuzz-lane-1.log" 2>&1 &
-	one=$!
-	lane_traces_queue >"$ELV_CI_DIR/fuzz-lane-2.log" 2>&1 &
-	two=$!
-	wait "$one" || status=1
-	wait "$two" || status=1
-	cat "$ELV_CI_DIR/fuzz-lane-1.log" "$ELV_CI_DIR/fuzz-lane-2.log"
-else
-	lane_traces || status=1
-	lane_traces_queue || status=1
-fi
+ci_pair "$ELV_CI_DIR/fuzz-lane" lane_traces lane_traces_queue || status=1
 [ "$status" -eq 0 ] && echo "fuzz: 5 trace targets and the queue target, ${secs} s each, no finding"
 exit "$status"
