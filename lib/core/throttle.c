@@ -18,6 +18,9 @@
  */
 #include "qos_internal.h"
 
+/* What the burst level may hold before a request waits: 100 ms worth of the burst rate. */
+#define ELV_THR_BURST_ALLOW (ELV_NSEC_PER_SEC / 10)
+
 /* 64 x 64 -> 128-bit product as two words, with 32-bit pieces (no compiler helpers). */
 static void elv_mul128(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo)
 {
@@ -291,7 +294,7 @@ static uint64_t elv_bucket_wait(const struct elv_thr_bucket *b, uint64_t now)
 	uint64_t w = elv_level_wait(b->tat, b->frac, b->cap, now);
 
 	if (!w && b->bden)
-		w = elv_level_wait(b->btat, b->bfrac, ELV_NSEC_PER_SEC / 10, now);
+		w = elv_level_wait(b->btat, b->bfrac, ELV_THR_BURST_ALLOW, now);
 	return w;
 }
 
@@ -354,7 +357,7 @@ static ELV_SPEED_INLINE void elv_bucket_charge(struct elv_thr_bucket *b, uint64_
 	elv_calm_after(calm_from, b->tat - b->cap);
 	if (b->bden) {
 		elv_level_fill(&b->btat, &b->bfrac, b->blast_ns, b->blast_rem, b->bden, now);
-		elv_calm_after(calm_from, b->btat - ELV_NSEC_PER_SEC / 10);
+		elv_calm_after(calm_from, b->btat - ELV_THR_BURST_ALLOW);
 	}
 }
 
@@ -455,7 +458,7 @@ static ELV_SPEED_INLINE uint64_t elv_thr_wait_in(struct elv_thr *th, int dir, ui
 
 		/* Nearly always below the allowance: one comparison per level. */
 		if (elv_time_before(b->tat, now + b->cap) &&
-		    (!b->bden || elv_time_before(b->btat, now + ELV_NSEC_PER_SEC / 10)))
+		    (!b->bden || elv_time_before(b->btat, now + ELV_THR_BURST_ALLOW)))
 			continue;
 		x = elv_bucket_wait(b, now);
 		if (x > w)
@@ -533,7 +536,7 @@ int elv_thr_check(const struct elv_thr *th)
 			return ELV_EINVAL;
 		/* No level may be above its allowance after calm_from. */
 		if (elv_time_before(th->calm_from, b->tat - b->cap) ||
-		    (b->bden && elv_time_before(th->calm_from, b->btat - ELV_NSEC_PER_SEC / 10)))
+		    (b->bden && elv_time_before(th->calm_from, b->btat - ELV_THR_BURST_ALLOW)))
 			return ELV_EINVAL;
 	}
 	return 0;
