@@ -318,7 +318,7 @@ static void zone_fail_held(struct elv_queue *q, struct elv_zstage *st, uint32_t 
 /* zone_admit() when @rq must wait (@verdict ZV_HOLD or ZV_WAIT). Left inline: out of line it
  * saves 8 instructions per write at depth 1 but costs 6 from depth 64 on, where most wait. */
 static int zone_admit_hold(struct elv_zstage *st, uint32_t n, struct elv_request *rq,
-					int verdict)
+			   int verdict)
 {
 	struct elv_zst *z = &st->zones[n];
 
