@@ -384,6 +384,15 @@ void elv_merge_veto_update(struct elv_queue *q);
 /* queue.c: a request that left the stages goes on: behind a barrier, or to the policy
  * (merge-on-add included); 1 when it was merged away. */
 int elv_stage_enqueue(struct elv_queue *q, struct elv_request *rq, uint64_t now);
+/* The stage in @slot holds @rq after its admit said ELV_STAGE_HELD (stage.c, and queue.c's
+ * add for a single stage). */
+static inline void elv_stage_took(struct elv_queue *q, unsigned slot, struct elv_request *rq)
+{
+	rq->state = ELV_RQ_HELD;
+	rq->hlink.owner = q;
+	q->stage[slot].nr_held++;
+	q->nr_staged++;
+}
 /* merge.c: join @rq (not queued) onto the end of the queued @c if the rules allow; 1 done. */
 int elv_merge_back_into(struct elv_queue *q, struct elv_request *c, struct elv_request *rq);
 

@@ -535,12 +535,8 @@ static ELV_SPEED_INLINE int elv_add_one_stage(struct elv_queue *q, struct elv_re
 	q->now = t; /* elv_clock() at t, now that the call succeeds */
 	q->clock_set = 1;
 	now = t;
-	if (r == ELV_STAGE_HELD) { /* the stage took it: as elv_stage_took() in stage.c */
-		rq->state = ELV_RQ_HELD;
-		rq->hlink.owner = q;
-		q->stage[slot].nr_held++;
-		q->nr_staged++;
-	}
+	if (r == ELV_STAGE_HELD)
+		elv_stage_took(q, slot, rq);
 	elv_add_accept_in(q, rq, now);
 	return r == ELV_STAGE_HELD ? 0 : elv_stage_enqueue_in(q, rq, now);
 }

@@ -183,15 +183,6 @@ static int elv_stages_validate(const struct elv_queue *q, const struct elv_reque
 	return 0;
 }
 
-/* The slot of the stage holding @rq after admit said HELD. */
-static void elv_stage_took(struct elv_queue *q, unsigned slot, struct elv_request *rq)
-{
-	rq->state = ELV_RQ_HELD;
-	rq->hlink.owner = q;
-	q->stage[slot].nr_held++;
-	q->nr_staged++;
-}
-
 /* The stages in the slots before @upto hear how @rq, which they passed on, came back. */
 static void elv_stages_completed_upto(struct elv_queue *q, struct elv_request *rq, int status,
 				      uint64_t now, unsigned upto)
