@@ -81,7 +81,10 @@ int elv_queue_check(const struct elv_queue *q)
 		return ELV_EINVAL;
 	if (elv_check_held(q) || elv_check_hash(q) || elv_check_streams(q) || elv_groups_check(q))
 		return ELV_EINVAL;
-	if ((q->gate == ELV_GATE_STAGED) != (q->stages != 0) || (q->stages && q->stage_vt->check(q)))
+	if ((q->gate != ELV_GATE_OPEN) != (q->stages != 0) || (q->stages && q->stage_vt->check(q)))
+		return ELV_EINVAL;
+	/* The plain dispatch and complete would neither release nor tell a stage anything. */
+	if (q->gate == ELV_GATE_STAGED_ADD && elv_stage_gate(q) != ELV_GATE_STAGED_ADD)
 		return ELV_EINVAL;
 #if !defined(ELV_NO_STATS)
 	if (q->stats.completed + q->nr_in_flight != q->stats.dispatched[0] +

@@ -113,12 +113,16 @@ int elv_groups_check(const struct elv_queue *q);
 /*
  * Queue gate: open; open with admission stages attached (the entry points test the gate
  * anyway, so stages cost a queue without them nothing: one with them takes the slow path);
- * inside a host callback (changes refused); or torn down (all refused).
+ * inside a host callback (changes refused); or torn down (all refused). With stages, only
+ * elv_add() needs its staged path while no stage holds a request or listens to dispatches
+ * and completions (ELV_GATE_STAGED_ADD, the usual state of a QoS stage): elv_dispatch() and
+ * elv_complete() test for a gate above it, and theirs would do just what the plain ones do.
  */
 #define ELV_GATE_OPEN 0u
-#define ELV_GATE_STAGED 1u
-#define ELV_GATE_CALLBACK 2u
-#define ELV_GATE_EXITED 3u
+#define ELV_GATE_STAGED_ADD 1u
+#define ELV_GATE_STAGED 2u
+#define ELV_GATE_CALLBACK 3u
+#define ELV_GATE_EXITED 4u
 
 /* hash.c; the per-request operations are inline because every add and dispatch uses them. */
 void elv_hash_init(struct elv_hash *h, struct elv_request **buckets, uint8_t *starts,
@@ -392,6 +396,13 @@ static inline void elv_stage_took(struct elv_queue *q, unsigned slot, struct elv
 	rq->hlink.owner = q;
 	q->stage[slot].nr_held++;
 	q->nr_staged++;
+	q->gate = ELV_GATE_STAGED; /* dispatch and complete must now release it */
+}
+/* The gate of a queue with stages (ELV_GATE_STAGED_ADD or ELV_GATE_STAGED), from what they
+ * hold and whether one listens. */
+static inline uint8_t elv_stage_gate(const struct elv_queue *q)
+{
+	return q->nr_staged || q->stage_hear ? ELV_GATE_STAGED : ELV_GATE_STAGED_ADD;
 }
 /* merge.c: join @rq (not queued) onto the end of the queued @c if the rules allow; 1 done. */
 int elv_merge_back_into(struct elv_queue *q, struct elv_request *c, struct elv_request *rq);

@@ -683,7 +683,17 @@ static ELV_SPEED_INLINE int elv_dispatch_out(struct elv_queue *q, struct elv_req
 	return 0;
 }
 
-/* elv_dispatch() past the gate's test: a bad argument, a closed gate, or stages attached. */
+#if !defined(ELV_NO_STAGES)
+/* The stages hold nothing now and none listens: dispatch and complete may go plain again. */
+static inline void elv_gate_settle(struct elv_queue *q)
+{
+	if (q->gate == ELV_GATE_STAGED)
+		q->gate = elv_stage_gate(q);
+}
+#endif
+
+/* elv_dispatch() past the gate's test: a bad argument, a closed gate, or stages that hold
+ * requests or listen. */
 static ELV_STAGED_PATH int elv_dispatch_slow(struct elv_queue *q, uint64_t now, unsigned flags,
 				      struct elv_request **out)
 {
@@ -700,6 +710,7 @@ static ELV_STAGED_PATH int elv_dispatch_slow(struct elv_queue *q, uint64_t now, 
 	now = elv_clock(q, now);
 	if (q->nr_staged)
 		q->stage_vt->pump(q, now);
+	elv_gate_settle(q);
 	err = elv_dispatch_out(q, elv_pick(q, now, flags), now, out);
 	if (err == 0 && q->stage_hear)
 		q->stage_vt->dispatched(q, *out, now);
@@ -710,7 +721,7 @@ static ELV_STAGED_PATH int elv_dispatch_slow(struct elv_queue *q, uint64_t now, 
 int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out)
 {
 	if (ELV_UNLIKELY(!q || !out || (flags & ~(unsigned)ELV_DISPATCH_FORCE) ||
-			 q->gate != ELV_GATE_OPEN))
+			 q->gate > ELV_GATE_STAGED_ADD))
 		return elv_dispatch_slow(q, now, flags, out);
 	now = elv_clock(q, now); /* requests released from behind a barrier are added at it */
 	return elv_dispatch_out(q, elv_pick(q, now, flags), now, out);
@@ -768,6 +779,7 @@ static ELV_STAGED_PATH int elv_complete_slow(struct elv_queue *q, struct elv_req
 	elv_rq_release(q, rq);
 	if (q->nr_staged) /* only a stage that holds requests may release one */
 		q->stage_vt->pump(q, now);
+	elv_gate_settle(q);
 	return 0;
 }
 
@@ -791,7 +803,7 @@ int elv_complete_status(struct elv_queue *q, struct elv_request *rq, int status,
 
 int elv_complete(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
-	if (ELV_UNLIKELY(!q || q->gate != ELV_GATE_OPEN)) /* closed, or stages attached */
+	if (ELV_UNLIKELY(!q || q->gate > ELV_GATE_STAGED_ADD)) /* closed, or stages at work */
 #if defined(ELV_NO_STAGES)
 		return elv_gate_err(q);
 #else

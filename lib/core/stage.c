@@ -18,10 +18,12 @@
  *   ops, data) from the stage's public attach call; @data is the stage's state in memory the
  *   host gave it (no malloc). Attaching needs an idle queue (nothing queued, held or in
  *   flight), so every request a stage is told about went through it; detaching needs the
- *   stage to hold nothing. Attaching sets the queue's gate to ELV_GATE_STAGED: elv_add(),
+ *   stage to hold nothing. Attaching sets the queue's gate to a staged value: elv_add(),
  *   elv_dispatch() and elv_complete() test the gate anyway (callbacks, torn-down queues),
  *   so they find the staged paths through that test, and a queue without stages runs the
- *   same instructions as before stages existed. The core reaches this file only through
+ *   same instructions as before stages existed. While no stage holds a request or has a
+ *   dispatched or completed hook, dispatch and complete keep their plain paths
+ *   (ELV_GATE_STAGED_ADD, elv_internal.h). The core reaches this file only through
  *   q->stage_vt, set by elv_stage_attach(): a firmware that attaches no stage links none of
  *   it.
  *
@@ -108,7 +110,7 @@ int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_
 	if (ops->dispatched || ops->completed)
 		q->stage_hear |= (uint8_t)(1u << slot);
 	q->stage_vt = &elv_stage_vt;
-	q->gate = ELV_GATE_STAGED; /* the entry points now take their staged paths */
+	q->gate = elv_stage_gate(q); /* the entry points now take their staged paths */
 	elv_merge_veto_update(q);
 	return 0;
 }
@@ -127,8 +129,7 @@ int elv_stage_detach(struct elv_queue *q, unsigned slot)
 	q->stage[slot].data = NULL;
 	q->stages &= (uint8_t)~(1u << slot);
 	q->stage_hear &= (uint8_t)~(1u << slot);
-	if (!q->stages)
-		q->gate = ELV_GATE_OPEN;
+	q->gate = q->stages ? elv_stage_gate(q) : ELV_GATE_OPEN;
 	elv_merge_veto_update(q);
 	return 0;
 }

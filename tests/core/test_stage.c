@@ -315,6 +315,63 @@ static void test_hold_and_release(void **state)
 	down();
 }
 
+/*
+ * A stage that does not listen to dispatches and completions: while it holds nothing,
+ * dispatch and complete keep their plain paths (the gate lets only elv_add() through the
+ * stages); once it holds a request they release it, by time at dispatch or after a
+ * completion, and go plain again when it holds nothing. elv_queue_check() checks the gate
+ * against what is held after every step.
+ */
+static void test_gate_follows_held(void **state)
+{
+	struct elv_stage_ops quiet = t_ops;
+	struct elv_request *a, *b, *c;
+
+	(void)state;
+	quiet.dispatched = NULL;
+	quiet.completed = NULL;
+	assert_int_equal(elv_queue_init(&fx.q, qmem, sizeof(qmem), elv_policy_find("fcfs"), NULL),
+			 0);
+	elv_list_init(&fx.ts.held);
+	assert_int_equal(elv_stage_attach(fx.q, ELV_STAGE_QOS, &quiet, &fx.ts), 0);
+	assert_int_equal(fx.q->gate, ELV_GATE_STAGED_ADD);
+	chk();
+	a = mk(0, 100, ELV_OP_READ, 0);
+	assert_int_equal(elv_add(fx.q, a, 10), 0);
+	assert_int_equal(fx.q->gate, ELV_GATE_STAGED_ADD); /* passed: nothing held */
+	b = mk(1, 200, ELV_OP_READ, ELV_RQ_META);
+	assert_int_equal(elv_add(fx.q, b, 20), 0);
+	assert_int_equal(fx.q->gate, ELV_GATE_STAGED);
+	chk();
+	assert_ptr_equal(disp(30), a);
+	assert_int_equal(fx.q->gate, ELV_GATE_STAGED); /* b is still held */
+	/* A completion after b's time releases it to the policy. */
+	assert_int_equal(elv_complete(fx.q, a, 20 + DELAY), 0);
+	chk();
+	assert_int_equal(fx.q->gate, ELV_GATE_STAGED_ADD);
+	assert_int_equal(elv_queue_nr_queued(fx.q), 1);
+	assert_ptr_equal(disp(21 + DELAY), b);
+	/* Released by time at dispatch. */
+	c = mk(2, 300, ELV_OP_READ, ELV_RQ_META);
+	assert_int_equal(elv_add(fx.q, c, 40 + DELAY), 0);
+	assert_int_equal(fx.q->gate, ELV_GATE_STAGED);
+	assert_null(disp(39 + 2 * DELAY));
+	assert_ptr_equal(disp(40 + 2 * DELAY), c);
+	assert_int_equal(fx.q->gate, ELV_GATE_STAGED_ADD);
+	assert_int_equal(elv_complete(fx.q, b, 41 + 2 * DELAY), 0);
+	assert_int_equal(elv_complete(fx.q, c, 42 + 2 * DELAY), 0);
+	/* A cancelled held request leaves the gate raised until the next dispatch settles it. */
+	assert_int_equal(elv_add(fx.q, mk(3, 400, ELV_OP_READ, ELV_RQ_META), 50 + 2 * DELAY), 0);
+	assert_int_equal(elv_cancel(fx.q, &fx.rq[3]), 0);
+	chk();
+	assert_null(disp(51 + 2 * DELAY));
+	assert_int_equal(fx.q->gate, ELV_GATE_STAGED_ADD);
+	assert_int_equal(elv_stage_detach(fx.q, ELV_STAGE_QOS), 0);
+	assert_int_equal(fx.q->gate, ELV_GATE_OPEN);
+	chk();
+	assert_int_equal(elv_queue_exit(fx.q), 0);
+}
+
 /* A refusal by validate() or admit() changes nothing, not even the queue's clock. */
 static void test_refusal_changes_nothing(void **state)
 {
@@ -528,6 +585,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_attach_rules, setup),
 		cmocka_unit_test_setup(test_hold_and_release, setup),
+		cmocka_unit_test_setup(test_gate_follows_held, setup),
 		cmocka_unit_test_setup(test_refusal_changes_nothing, setup),
 		cmocka_unit_test_setup(test_cancel, setup),
 		cmocka_unit_test_setup(test_drain_order, setup),
