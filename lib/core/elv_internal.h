@@ -80,6 +80,7 @@ struct elv_queue {
 	uint8_t stages;
 	uint8_t merge_veto;      /* policy, host or a stage may refuse merges (merge.c) */
 	uint8_t stage_hear;      /* slots whose stage has a dispatched or completed hook */
+	uint8_t stage_one;       /* 1 + the slot of the only stage when it has no validate hook */
 	uint32_t nr_staged;      /* held by stages, all slots */
 	struct elv_stage {
 		const struct elv_stage_ops *ops; /* NULL: slot empty */

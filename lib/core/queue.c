@@ -561,9 +561,8 @@ static ELV_STAGED_PATH int elv_add_slow(struct elv_queue *q, struct elv_request 
 		return ELV_ENOSYS;
 #endif
 #if !defined(__OPTIMIZE_SIZE__) /* a copy of the add path: for speed, not for size */
-	_Static_assert(ELV_STAGE_NR == 2, "q->stages >> 1 is the slot of a single stage");
-	if (!(q->stages & (q->stages - 1u)) && !q->stage[q->stages >> 1].ops->validate)
-		return elv_add_one_stage(q, rq, now, (unsigned)q->stages >> 1);
+	if (q->stage_one)
+		return elv_add_one_stage(q, rq, now, q->stage_one - 1u);
 #endif
 	return q->stage_vt->add(q, rq, now);
 #endif

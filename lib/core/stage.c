@@ -89,6 +89,17 @@ static int elv_stage_quiet(const struct elv_queue *q)
 	return !(q->nr_queued | q->nr_held | q->nr_requeued | q->nr_staged);
 }
 
+/* q->stage_one: elv_add() admits through a single stage without validate hook by itself. */
+static uint8_t elv_stage_one(const struct elv_queue *q)
+{
+	unsigned slot;
+
+	for (slot = 0; slot < ELV_STAGE_NR; slot++)
+		if (q->stages == 1u << slot)
+			return q->stage[slot].ops->validate ? 0u : (uint8_t)(slot + 1u);
+	return 0;
+}
+
 int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_ops *ops,
 		     void *data)
 {
@@ -111,6 +122,7 @@ int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_
 		q->stage_hear |= (uint8_t)(1u << slot);
 	q->stage_vt = &elv_stage_vt;
 	q->gate = elv_stage_gate(q); /* the entry points now take their staged paths */
+	q->stage_one = elv_stage_one(q);
 	elv_merge_veto_update(q);
 	return 0;
 }
@@ -130,6 +142,7 @@ int elv_stage_detach(struct elv_queue *q, unsigned slot)
 	q->stages &= (uint8_t)~(1u << slot);
 	q->stage_hear &= (uint8_t)~(1u << slot);
 	q->gate = q->stages ? elv_stage_gate(q) : ELV_GATE_OPEN;
+	q->stage_one = elv_stage_one(q);
 	elv_merge_veto_update(q);
 	return 0;
 }
