@@ -683,8 +683,9 @@ static ELV_SPEED_INLINE int elv_dispatch_out(struct elv_queue *q, struct elv_req
 }
 
 #if !defined(ELV_NO_STAGES)
-/* The stages hold nothing now and none listens: dispatch and complete may go plain again. */
-static inline void elv_gate_settle(struct elv_queue *q)
+/* The stages hold nothing now and none listens: dispatch and complete may go plain again.
+ * Named in parentheses so that the model checker's planted build can wrap it in a macro. */
+static inline void(elv_gate_settle)(struct elv_queue *q)
 {
 	if (q->gate == ELV_GATE_STAGED)
 		q->gate = elv_stage_gate(q);

@@ -4,7 +4,9 @@
  *   1  barriers are ignored: a barrier request enters the policy like any other;
  *   2  elv_stats() reports front merges as back merges and back merges as front merges;
  *   3  the stages are told every completion succeeded: a failed write never reaches the
- *      zone stage.
+ *      zone stage;
+ *   4  after a staged dispatch or completion the gate is lowered even while a stage holds
+ *      requests: later dispatches and completions take the plain paths and release nothing.
  * The library sources are not modified: the bugs are macros around an #include.
  */
 #include "elv_internal.h"
@@ -23,6 +25,9 @@ void plant_core_bug(int bug)
 #define elv_stats(q, st) elv_stats_unplanted(q, st)
 #define elv_stages_completed(q, rq, status, now)                                         \
 	elv_stages_completed(q, rq, plant_bug == 3 && (status) < 0 ? 0 : (status), now)
+#define elv_gate_settle(q)                                                               \
+	(plant_bug == 4 && (q)->gate == ELV_GATE_STAGED ? (void)((q)->gate = ELV_GATE_STAGED_ADD) \
+							 : (elv_gate_settle)(q))
 #include "queue.c"
 #undef elv_stats
 
