@@ -21,6 +21,7 @@ void elv_mc_init(struct elv_mc *mc)
 {
 	elv_list_init(&mc->active);
 	mc->next_id = 0;
+	mc->nr = 0;
 }
 
 uint64_t elv_mc_cost(const struct elv_mc *mc, const struct elv_request *rq)
@@ -141,7 +142,6 @@ static ELV_SPEED_INLINE void elv_mc_tag_pl(struct elv_mc *mc, struct elv_mc_clie
 	elv_mc_advance(&c->p, &c->p_rem, c->cost, c->weight, c->p1, c->p1_rem, t, prev);
 	if (c->lim)
 		elv_mc_advance(&c->l, &c->l_rem, c->cost, c->lim, c->l1, c->l1_rem, t, prev);
-	c->tagged = 1;
 	/* Under ELV_QOS_AT_LIMIT_REJECT the limit was enforced at the door. */
 	c->ready = !c->lim || mc->at_limit == ELV_QOS_AT_LIMIT_REJECT || !elv_time_after(c->l, t);
 }
@@ -156,6 +156,7 @@ static ELV_SPEED_INLINE void elv_mc_tag(struct elv_mc *mc, struct elv_mc_client 
 	if (c->res)
 		elv_mc_advance(&c->r, &c->r_rem, c->cost, c->res, c->r1, c->r1_rem, t, prev);
 	elv_mc_tag_pl(mc, c, t, prev);
+	c->tagged = 1;
 }
 
 int elv_mc_offer(struct elv_mc *mc, struct elv_mc_client *c, uint64_t cost, uint64_t now)
@@ -170,7 +171,7 @@ int elv_mc_offer(struct elv_mc *mc, struct elv_mc_client *c, uint64_t cost, uint
 /* Is @c idle at @t: never active, or without a request for idle_age? */
 static int elv_mc_is_idle(const struct elv_mc *mc, const struct elv_mc_client *c, uint64_t t)
 {
-	return c->idle || (!c->nr && t - c->last >= mc->idle_age);
+	return c->idle || (t - c->last >= mc->idle_age && !c->nr);
 }
 
 /* @c comes back from idle at @t: its weight tags start at the smallest of the others'. */
@@ -201,6 +202,7 @@ void elv_mc_add(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *
 		elv_mc_wake(mc, c, now);
 	elv_list_add_tail(&c->fifo, &rq->fifo);
 	c->last = now;
+	mc->nr++;
 	if (c->nr++ == 0) {
 		elv_mc_tag(mc, c, rq, now);
 		elv_list_add_tail(&mc->active, &c->active);
@@ -215,6 +217,7 @@ static void elv_mc_unlink(struct elv_mc *mc, struct elv_mc_client *c, struct elv
 
 	elv_list_del(&rq->fifo);
 	c->last = t;
+	mc->nr--;
 	if (--c->nr == 0) {
 		elv_list_del(&c->active);
 		elv_list_init(&c->active);
@@ -241,60 +244,67 @@ static ELV_SPEED_INLINE void elv_mc_credit(struct elv_mc_client *c)
 	c->r -= q;
 }
 
-/* elv_mc_direct() once @c has its tags: the phase it is served in, or -1 (it waits). */
+/* elv_mc_direct() once @c has its tags: served at once in its phase, or queued. */
 static int elv_mc_direct_phase(struct elv_mc *mc, struct elv_mc_client *c,
 			       struct elv_request *rq, uint64_t now)
 {
-	int phase;
-
 	if (c->res && !elv_time_after(c->r, now)) {
-		phase = ELV_MC_RESERVATION;
+		c->served[ELV_MC_RESERVATION]++;
 	} else if (c->ready || mc->at_limit == ELV_QOS_AT_LIMIT_ALLOW) {
-		phase = c->ready ? ELV_MC_WEIGHT : ELV_MC_OVER;
+		c->served[c->ready ? ELV_MC_WEIGHT : ELV_MC_OVER]++;
 		elv_mc_credit(c);
 	} else {
 		/* Not yet: it waits, tagged, as the first of its client. */
 		elv_list_add_tail(&c->fifo, &rq->fifo);
 		c->nr = 1;
+		mc->nr++;
 		elv_list_add_tail(&mc->active, &c->active);
-		return -1;
+		return ELV_STAGE_HELD;
 	}
-	return phase;
+	return ELV_STAGE_PASS;
+}
+
+/* elv_mc_direct() the long way: wake @c if idle, tag @rq as elv_mc_add() would, then serve
+ * it at once in its phase or queue it. */
+static ELV_QOS_APART int elv_mc_direct_tag(struct elv_mc *mc, struct elv_mc_client *c,
+					   struct elv_request *rq, uint64_t now)
+{
+	if (elv_mc_is_idle(mc, c, now))
+		elv_mc_wake(mc, c, now);
+	c->last = now;
+	elv_mc_tag(mc, c, rq, now);
+	return elv_mc_direct_phase(mc, c, rq, now);
 }
 
 int elv_mc_direct(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
 		  uint64_t now)
 {
-	uint64_t q, r, t;
+	uint64_t t;
 
-	if (elv_mc_is_idle(mc, c, now))
-		elv_mc_wake(mc, c, now);
+	/* The usual client is awake, tagged before, has a reservation and a request of cost 1:
+	 * the steps below need no division and no call, so they save no registers. */
+	if (ELV_UNLIKELY(elv_mc_is_idle(mc, c, now) || !c->tagged || !c->res ||
+			 elv_mc_cost(mc, rq) != 1))
+		return elv_mc_direct_tag(mc, c, rq, now);
 	c->last = now;
-	if (!c->tagged || !c->res) {
-		elv_mc_tag(mc, c, rq, now);
-		return elv_mc_direct_phase(mc, c, rq, now);
-	}
+	c->cost = 1;
 	/*
-	 * A client with a reservation, tagged before: its reservation tag moves on by the cost,
-	 * and a request served outside the reservation phase takes the same step back (the
-	 * credit), exactly, remainder included. So when the moved tag is not due, and not so far
-	 * ahead that the horizon would cut it, a request served at once leaves the tag where it
-	 * was: work out the moved tag, and store it only when it stays.
+	 * Its reservation tag moves on by one unit, and a request served outside the
+	 * reservation phase takes the same step back (the credit), exactly, remainder included.
+	 * So when the moved tag is not due, and not so far ahead that the horizon would cut it,
+	 * a request served at once leaves the tag where it was: work out the moved tag, and
+	 * store it only when it stays.
 	 */
-	c->cost = elv_mc_cost(mc, rq);
-	q = c->r1;
-	r = c->r1_rem;
-	if (c->cost != 1)
-		elv_mc_step(c->cost, c->res, &q, &r);
-	t = c->r + q + (c->r_rem + r >= c->res); /* the carry of the remainders (each < res) */
+	t = c->r + c->r1 + (c->r_rem + c->r1_rem >= c->res); /* the carry of the remainders */
 	elv_mc_tag_pl(mc, c, now, 1);
 	if (!elv_time_after(t, now) || t - now > ELV_QOS_HORIZON ||
 	    !(c->ready || mc->at_limit == ELV_QOS_AT_LIMIT_ALLOW)) {
 		/* Due, cut by the horizon, or waiting: the tag as elv_mc_tag() gives it. */
-		elv_tag_next(&c->r, &c->r_rem, q, r, c->res, now, 1);
+		elv_tag_next(&c->r, &c->r_rem, c->r1, c->r1_rem, c->res, now, 1);
 		return elv_mc_direct_phase(mc, c, rq, now);
 	}
-	return c->ready ? ELV_MC_WEIGHT : ELV_MC_OVER;
+	c->served[c->ready ? ELV_MC_WEIGHT : ELV_MC_OVER]++;
+	return ELV_STAGE_PASS;
 }
 
 /* Is tag @a (of client @ca) before tag @b (of @cb), ties to the lower id? */
@@ -304,12 +314,12 @@ static int elv_mc_less(uint64_t a, const struct elv_mc_client *ca, uint64_t b,
 	return a != b ? elv_time_before(a, b) : ca->id < cb->id;
 }
 
-struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, struct elv_mc_client **cl,
-				int *phase, uint64_t *next)
+struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, uint64_t *next)
 {
 	struct elv_mc_client *res = NULL, *wgt = NULL, *any = NULL, *c;
 	struct elv_list *l;
 	struct elv_request *rq;
+	int phase;
 
 	for (l = mc->active.next; l != &mc->active; l = l->next) {
 		c = elv_container_of(l, struct elv_mc_client, active);
@@ -324,22 +334,22 @@ struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, struct elv_mc_c
 	}
 	if (res) {
 		c = res;
-		*phase = ELV_MC_RESERVATION;
+		phase = ELV_MC_RESERVATION;
 	} else if (wgt) {
 		c = wgt;
-		*phase = ELV_MC_WEIGHT;
+		phase = ELV_MC_WEIGHT;
 	} else if (any && mc->at_limit == ELV_QOS_AT_LIMIT_ALLOW) {
 		c = any;
-		*phase = ELV_MC_OVER;
+		phase = ELV_MC_OVER;
 	} else {
 		*next = elv_mc_next(mc, now);
 		return NULL;
 	}
 	rq = elv_list_first_rq(&c->fifo);
-	if (*phase != ELV_MC_RESERVATION)
+	if (phase != ELV_MC_RESERVATION)
 		elv_mc_credit(c);
+	c->served[phase]++;
 	elv_mc_unlink(mc, c, rq, now);
-	*cl = c;
 	return rq;
 }
 
@@ -384,6 +394,8 @@ int elv_mc_check(const struct elv_mc *mc)
 			return ELV_EINVAL;
 		n += (int)k;
 	}
+	if ((uint32_t)n != mc->nr)
+		return ELV_EINVAL;
 	for (l = mc->active.next; l != &mc->active; l = l->next)
 		n -= (int)elv_container_of(l, struct elv_mc_client, active)->nr;
 	/* Every client with requests is on the active list once. */

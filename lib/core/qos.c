@@ -33,7 +33,7 @@ struct elv_qstate {
 	struct elv_list wait[2]; /* tops with throttled requests, per direction */
 	uint64_t slice, tick;    /* io.max, defaults resolved */
 	uint32_t depth;          /* mClock, default resolved */
-	uint32_t nr_held;        /* throttle and mClock */
+	uint32_t nr_held;        /* by the throttles (mClock counts its own: mc.nr) */
 };
 
 /* A client's state, in struct elv_qos_client. */
@@ -288,31 +288,15 @@ static int elv_qos_room(const struct elv_queue *q, const struct elv_qstate *qs)
 	return out < qs->depth;
 }
 
-static void elv_qos_count_phase(struct elv_qclient *c, int phase)
-{
-	if (phase == ELV_MC_RESERVATION)
-		c->st.reservation++;
-	else if (phase == ELV_MC_WEIGHT)
-		c->st.weight++;
-	else
-		c->st.over_limit++;
-}
-
 /* The next request mClock releases at @now, or NULL. */
 static struct elv_request *elv_qos_mc_release(struct elv_queue *q, struct elv_qstate *qs,
 					      uint64_t now)
 {
-	struct elv_mc_client *m;
-	struct elv_request *rq;
 	uint64_t next;
-	int phase;
 
-	if (elv_list_empty(&qs->mc.active) || !elv_qos_room(q, qs))
+	if (!qs->mc.nr || !elv_qos_room(q, qs))
 		return NULL;
-	rq = elv_mc_pull(&qs->mc, now, &m, &phase, &next);
-	if (rq)
-		elv_qos_count_phase(elv_mc_owner(m), phase);
-	return rq;
+	return elv_mc_pull(&qs->mc, now, &next);
 }
 
 /* Every mClock client on the queue after @c (the first for NULL): streams, then groups. */
@@ -347,23 +331,15 @@ static struct elv_mc_client *elv_qos_next_mc(const void *ctx, const struct elv_m
 
 /* ---- stage hooks --------------------------------------------------------------------- */
 
-/* A request that passed its throttles goes to its mClock client, if it has one. */
-static int elv_qos_enter_mc(struct elv_queue *q, struct elv_qstate *qs, struct elv_qclient *m,
-			    struct elv_request *rq, uint64_t now)
+/* A request that passed its throttles goes to its mClock client @m. Apart, and called with
+ * the arguments elv_mc_direct() takes in the same places, so that it hands on in one jump. */
+static ELV_QOS_APART int elv_qos_enter_mc(struct elv_qstate *qs, struct elv_qclient *m,
+					  struct elv_request *rq, uint64_t now)
 {
-	int phase;
-
 	/* Alone in mClock with room below: it goes at once when its tags allow. */
-	if (elv_list_empty(&qs->mc.active) && elv_qos_room(q, qs)) {
-		phase = elv_mc_direct(&qs->mc, &m->mc, rq, now);
-		if (phase >= 0) {
-			elv_qos_count_phase(m, phase);
-			return ELV_STAGE_PASS;
-		}
-	} else {
-		elv_mc_add(&qs->mc, &m->mc, rq, now);
-	}
-	qs->nr_held++;
+	if (!qs->mc.nr && elv_qos_room(qs->q, qs))
+		return elv_mc_direct(&qs->mc, &m->mc, rq, now);
+	elv_mc_add(&qs->mc, &m->mc, rq, now);
 	return ELV_STAGE_HELD;
 }
 
@@ -428,7 +404,7 @@ static ELV_QOS_APART int elv_qos_admit_own_mc(struct elv_queue *q, struct elv_qc
 		return ELV_EAGAIN;
 	if (elv_qos_own_thr(q, cs, rq, dir, now) == ELV_STAGE_HELD)
 		return ELV_STAGE_HELD;
-	return elv_qos_enter_mc(q, qs, cs, rq, now);
+	return elv_qos_enter_mc(qs, cs, rq, now);
 }
 
 /* elv_qos_admit() for a request whose stream's group has a client. */
@@ -461,7 +437,7 @@ static ELV_QOS_APART int elv_qos_admit_group(struct elv_queue *q, struct elv_req
 		elv_qos_thr_count(cs, rq, dir, now, 0);
 	if (cg->has_thr)
 		elv_qos_thr_count(cg, rq, dir, now, 0);
-	return m ? elv_qos_enter_mc(q, qs, m, rq, now) : ELV_STAGE_PASS;
+	return m ? elv_qos_enter_mc(qs, m, rq, now) : ELV_STAGE_PASS;
 hold:
 	elv_qos_hold(qs, cs ? cs : cg, t, rq, dir, now, w);
 	return ELV_STAGE_HELD;
@@ -490,7 +466,7 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 		/* mClock alone, nothing waiting, no refusal at the limit: straight to it. */
 		if (ELV_LIKELY(!cs->has_thr && !cs->nr_wait[dir] &&
 			       qs->mc.at_limit != ELV_QOS_AT_LIMIT_REJECT))
-			return elv_qos_enter_mc(q, qs, cs, rq, now);
+			return elv_qos_enter_mc(qs, cs, rq, now);
 		return elv_qos_admit_own_mc(q, cs, rq, dir, now);
 	}
 	return elv_qos_own_thr(q, cs, rq, dir, now);
@@ -503,18 +479,14 @@ static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)
 	struct elv_request *rq;
 
 	while ((rq = elv_qos_thr_release(qs, now)) != NULL) {
+		qs->nr_held--;
 		elv_qos_route(rq, &cs, &cg);
 		m = elv_qos_mclient(cs, cg);
-		if (!m) {
-			qs->nr_held--;
+		if (!m)
 			return rq;
-		}
 		elv_mc_add(&qs->mc, &m->mc, rq, now); /* still held, now by mClock */
 	}
-	rq = elv_qos_mc_release(q, qs, now);
-	if (rq)
-		qs->nr_held--;
-	return rq;
+	return elv_qos_mc_release(q, qs, now);
 }
 
 static uint64_t elv_qos_next_event(const struct elv_queue *q)
@@ -533,7 +505,7 @@ static uint64_t elv_qos_next_event(const struct elv_queue *q)
 		}
 	}
 	/* mClock has a timer only while it may let a request out. */
-	if (!elv_list_empty(&qs->mc.active) && elv_qos_room(q, qs)) {
+	if (qs->mc.nr && elv_qos_room(q, qs)) {
 		uint64_t m = elv_mc_next(&qs->mc, q->now);
 
 		if (m != ELV_TIME_NEVER && (t == ELV_TIME_NEVER || elv_time_before(m, t)))
@@ -579,7 +551,6 @@ static int elv_qos_cancel(struct elv_queue *q, struct elv_request *rq)
 	for (i = 0; i < 2; i++) {
 		if (c[i] && c[i]->has_mc && elv_qos_on(&c[i]->mc.fifo, rq)) {
 			elv_mc_remove(&qs->mc, &c[i]->mc, rq, q->now);
-			qs->nr_held--;
 			return 0;
 		}
 	}
@@ -676,6 +647,7 @@ static void elv_qos_take_all(struct elv_queue *q, struct elv_list *list)
 	elv_list_init(&qs->wait[0]);
 	elv_list_init(&qs->wait[1]);
 	elv_list_init(&qs->mc.active);
+	qs->mc.nr = 0;
 	qs->nr_held = 0;
 }
 
@@ -767,7 +739,7 @@ static int elv_qos_check(const struct elv_queue *q)
 		if (tops[dir])
 			return ELV_EINVAL;
 	}
-	return n == qs->nr_held ? (int)n : ELV_EINVAL;
+	return n == qs->nr_held + qs->mc.nr ? (int)n : ELV_EINVAL;
 }
 
 /* No completed hook: mClock's depth is counted from the queue's own counters. */
@@ -882,7 +854,7 @@ int elv_qos_detach(struct elv_queue *q, uint64_t now)
 
 	if (err)
 		return err;
-	if (qs->nr_held)
+	if (qs->nr_held || qs->mc.nr)
 		return ELV_EBUSY;
 	err = elv_stage_detach(q, ELV_STAGE_QOS);
 	if (err)
@@ -1145,6 +1117,9 @@ int elv_qos_client_stats(const struct elv_queue *q, const struct elv_qos_client 
 	if (!q || !c || !st || q->gate == ELV_GATE_EXITED || !elv_qs(q) || qc->qs != elv_qs(q))
 		return ELV_EINVAL;
 	*st = qc->st;
+	st->reservation = qc->mc.served[ELV_MC_RESERVATION];
+	st->weight = qc->mc.served[ELV_MC_WEIGHT];
+	st->over_limit = qc->mc.served[ELV_MC_OVER];
 	st->held_throttle = qc->nr_hold[0] + qc->nr_hold[1];
 	st->held_mclock = qc->has_mc ? qc->mc.nr : 0;
 	return 0;
