@@ -343,23 +343,24 @@ static ELV_QOS_APART int elv_qos_enter_mc(struct elv_qstate *qs, struct elv_qcli
 	return ELV_STAGE_HELD;
 }
 
-/* @rq of a stream whose client @cs is its only one waits in it for @w (0: behind others). */
-static ELV_QOS_APART int elv_qos_hold_own(struct elv_queue *q, struct elv_qclient *cs,
-					  struct elv_request *rq, int dir, uint64_t now, uint64_t w)
+/* @rq of a stream whose client @cs is its only one waits in it for @w (0: behind others).
+ * It finds the stage and the direction itself, so that its callers keep fewer values. */
+static ELV_QOS_APART int elv_qos_hold_own(struct elv_qclient *cs, struct elv_request *rq,
+					  uint64_t now, uint64_t w)
 {
-	elv_qos_hold(q->stage[ELV_STAGE_QOS].data, cs, cs, rq, dir, now, w);
+	elv_qos_hold(cs->qs, cs, cs, rq, elv_rq_dir(rq), now, w);
 	return ELV_STAGE_HELD;
 }
 
 /* elv_qos_admit() for a stream whose own client, its only one, has a throttle and nothing
  * waiting in @dir: PASS counted, or HELD for the time the throttle asks. */
-static ELV_QOS_APART int elv_qos_admit_own_thr(struct elv_queue *q, struct elv_qclient *cs,
-					       struct elv_request *rq, int dir, uint64_t now)
+static ELV_QOS_APART int elv_qos_admit_own_thr(struct elv_qclient *cs, struct elv_request *rq,
+					       int dir, uint64_t now)
 {
 	uint64_t w = elv_thr_take(&cs->thr, dir, elv_qos_bytes(&cs->thr, rq), now);
 
 	if (w)
-		return elv_qos_hold_own(q, cs, rq, dir, now, w);
+		return elv_qos_hold_own(cs, rq, now, w);
 	cs->st.admitted++;
 	cs->st.bytes += (uint64_t)rq->nr_sectors << 9;
 	return ELV_STAGE_PASS;
@@ -370,13 +371,13 @@ static ELV_QOS_APART int elv_qos_admit_own_thr(struct elv_queue *q, struct elv_q
  * client's throttle: PASS, or HELD behind the client's waiting requests or for the time the
  * throttle asks.
  */
-static ELV_SPEED_INLINE int elv_qos_own_thr(struct elv_queue *q, struct elv_qclient *cs,
-					    struct elv_request *rq, int dir, uint64_t now)
+static ELV_SPEED_INLINE int elv_qos_own_thr(struct elv_qclient *cs, struct elv_request *rq,
+					    int dir, uint64_t now)
 {
 	if (cs->nr_wait[dir])
-		return elv_qos_hold_own(q, cs, rq, dir, now, 0);
+		return elv_qos_hold_own(cs, rq, now, 0);
 	if (cs->has_thr)
-		return elv_qos_admit_own_thr(q, cs, rq, dir, now);
+		return elv_qos_admit_own_thr(cs, rq, dir, now);
 	return ELV_STAGE_PASS;
 }
 
@@ -402,7 +403,7 @@ static ELV_QOS_APART int elv_qos_admit_own_mc(struct elv_queue *q, struct elv_qc
 
 	if (elv_qos_refuses(qs, cs, rq, now))
 		return ELV_EAGAIN;
-	if (elv_qos_own_thr(q, cs, rq, dir, now) == ELV_STAGE_HELD)
+	if (elv_qos_own_thr(cs, rq, dir, now) == ELV_STAGE_HELD)
 		return ELV_STAGE_HELD;
 	return elv_qos_enter_mc(qs, cs, rq, now);
 }
@@ -469,7 +470,7 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 			return elv_qos_enter_mc(qs, cs, rq, now);
 		return elv_qos_admit_own_mc(q, cs, rq, dir, now);
 	}
-	return elv_qos_own_thr(q, cs, rq, dir, now);
+	return elv_qos_own_thr(cs, rq, dir, now);
 }
 
 static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)
