@@ -44,9 +44,12 @@ struct elv_thr_bucket {
 	/* Requests up to unit_upto bytes count as unit_size (one operation: 1, or iops_size
 	 * bytes at the operation rate); larger ones as their size. */
 	uint64_t unit_upto, unit_size;
-	/* The charge of the last size counted (ns and remainder, at the average and the burst
-	 * rate): sizes repeat, divisions are dear. */
-	uint64_t last_bytes, last_ns, last_rem, blast_ns, blast_rem;
+	/* What a request of the throttle's current size (elv_thr::size) adds: sizes repeat,
+	 * divisions are dear. */
+	struct elv_thr_cost {
+		uint64_t ns, rem;   /* to the level: ns + rem / den */
+		uint64_t bns, brem; /* to the burst level: bns + brem / bden (with a bden) */
+	} cost;
 };
 
 /* io.max state of one direction (A.2): what was dispatched in the current slice. */
@@ -56,6 +59,9 @@ struct elv_iomax_dir {
 	uint64_t start, end;         /* slice */
 	int64_t carry_bytes, carry_ios;
 };
+
+/* No request counts this many bytes (byte counts are whole sectors). */
+#define ELV_THR_NO_SIZE UINT64_MAX
 
 struct elv_thr {
 	uint8_t on;      /* any limit set */
@@ -72,6 +78,11 @@ struct elv_thr {
 	 * (the latest level minus its allowance, kept as levels fill), so one comparison clears a
 	 * request of every bucket it meets. */
 	uint64_t calm_from;
+	/* Leaky buckets: the request size their costs are for (ELV_THR_NO_SIZE: none yet), and
+	 * fast_size, that size again when its costs cannot carry a level from below its
+	 * allowance past the horizon (else ELV_THR_NO_SIZE): a request of fast_size that finds
+	 * every level calm is filled in without further tests (elv_thr_take()). */
+	uint64_t size, fast_size;
 	union {
 		struct elv_thr_bucket b[ELV_THROTTLE_NR];
 		struct elv_iomax_dir d[2];
@@ -88,14 +99,15 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued);
 /* Count a request that goes at @now. */
 void elv_thr_charge(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now);
-/* elv_thr_wait() with nothing waiting, then elv_thr_charge() when the wait is 0. */
+/* elv_thr_wait() with nothing waiting, then elv_thr_charge() when the wait is 0.
+ * @bytes, here and above, is never ELV_THR_NO_SIZE. */
 uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now);
 /* Internal consistency for elv_queue_check(): 0 or ELV_EINVAL. */
 int elv_thr_check(const struct elv_thr *th);
 
 /* ---- mclock.c ------------------------------------------------------------------------ */
 
-/* Release phases (struct elv_qos_client_stats), indices of elv_mc_client.served. */
+/* Release phases (struct elv_qos_client_stats). */
 #define ELV_MC_RESERVATION 0
 #define ELV_MC_WEIGHT 1
 #define ELV_MC_OVER 2
@@ -113,7 +125,6 @@ struct elv_mc_client {
 	uint64_t res, lim;      /* reservation and limit, units per second (0 = none) */
 	/* What one unit of cost adds to each tag (ns and remainder): most requests cost 1. */
 	uint64_t r1, r1_rem, p1, p1_rem, l1, l1_rem;
-	uint64_t served[3];     /* requests released in each phase; kept when it leaves mClock */
 	uint32_t weight;
 	uint32_t id;            /* ties go to the lower id */
 	uint32_t nr;            /* requests queued */
@@ -136,7 +147,6 @@ struct elv_mc {
 	uint64_t reject_ns;     /* ELV_QOS_AT_LIMIT_REJECT: threshold */
 	uint32_t cost_size;
 	uint32_t next_id;
-	uint32_t nr;            /* requests queued, all clients */
 	uint8_t at_limit;
 };
 
@@ -151,13 +161,14 @@ int elv_mc_validate(const struct elv_mclock_settings *m);
 int elv_mc_offer(struct elv_mc *mc, struct elv_mc_client *c, uint64_t cost, uint64_t now);
 void elv_mc_add(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
 		uint64_t now);
-/* @rq of @c, which has no request queued, while no client has: served at once in its phase
- * when its tags allow (ELV_STAGE_PASS), else queued as elv_mc_add() would (ELV_STAGE_HELD). */
+/* @rq of @c, which has no request queued, while no client has: served at once (its phase)
+ * when its tags allow, else queued as elv_mc_add() would (-1). */
 int elv_mc_direct(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
 		  uint64_t now);
-/* The next request to release at @now, counted in its client's phase; NULL and *@next =
- * when one will be due (ELV_TIME_NEVER: none). */
-struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, uint64_t *next);
+/* The next request to release at @now, its client and phase; NULL and *@next = when one
+ * will be due (ELV_TIME_NEVER: none). */
+struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, struct elv_mc_client **cl,
+				int *phase, uint64_t *next);
 /* When the next request will be due (what elv_mc_pull() would give as *next at @now). */
 uint64_t elv_mc_next(const struct elv_mc *mc, uint64_t now);
 /* Take @rq out of @c's queue unserved (cancel, drain). */

@@ -168,7 +168,6 @@ static void elv_bucket_setup(struct elv_thr_bucket *b, const struct elv_throttle
 
 	b->tat = b->btat = now;
 	b->frac = b->bfrac = 0;
-	b->last_bytes = 0; /* no request has 0 bytes here: the cache starts empty */
 	b->den = l->avg * size;
 	b->unit_size = size;
 	/* Without a burst rate, 100 ms worth of the average may stand in the bucket. */
@@ -226,6 +225,7 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 	th->tick = tick;
 	th->used = 0;
 	th->on = 0;
+	th->size = th->fast_size = ELV_THR_NO_SIZE; /* costs for the new rates */
 	if (!t)
 		return;
 	th->mode = t->mode;
@@ -263,17 +263,18 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 		for (dir = 0; dir < 2; dir++)
 			if (elv_bucket_mask(dir) & (1u << k))
 				th->dir_off[dir][th->nr_dir[dir]++] =
-					(uint16_t)((unsigned)k * sizeof(struct elv_thr_bucket));
+					(uint16_t)(offsetof(struct elv_thr, u.b) +
+						   (unsigned)k * sizeof(struct elv_thr_bucket));
 	}
 }
 
 /* ---- leaky bucket -------------------------------------------------------------------- */
 
-/* The bucket at byte offset @off into th->u.b (th->dir_off). */
+/* The bucket at byte offset @off into @th (th->dir_off). */
 static ELV_SPEED_INLINE struct elv_thr_bucket *elv_thr_bucket_at(const struct elv_thr *th,
 								 unsigned off)
 {
-	return (struct elv_thr_bucket *)(uintptr_t)((const char *)th->u.b + off);
+	return (struct elv_thr_bucket *)(uintptr_t)((const char *)th + off);
 }
 
 /* Time a level (drain time @tat + @frac) must drain at @now to be at most @cap: ceil. */
@@ -298,9 +299,13 @@ static uint64_t elv_bucket_wait(const struct elv_thr_bucket *b, uint64_t now)
 	return w;
 }
 
-/* Fill a level by @ns + @rem / @den ns (@ns below the horizon). */
+/*
+ * Fill a level by @ns + @rem / @den ns (@ns below the horizon). Unless @clip is 0 (the
+ * caller knows it cannot happen), a level that would reach past the horizon stops there:
+ * differences must stay below 2^63.
+ */
 static ELV_SPEED_INLINE void elv_level_fill(uint64_t *tat, uint64_t *frac, uint64_t ns,
-					    uint64_t rem, uint64_t den, uint64_t now)
+					    uint64_t rem, uint64_t den, uint64_t now, int clip)
 {
 	uint64_t t = *tat, f = *frac;
 
@@ -314,8 +319,7 @@ static ELV_SPEED_INLINE void elv_level_fill(uint64_t *tat, uint64_t *frac, uint6
 		f -= den;
 		t++;
 	}
-	/* Never let a level reach past the horizon: differences must stay below 2^63. */
-	if (ELV_UNLIKELY(t - now > ELV_QOS_HORIZON)) {
+	if (clip && ELV_UNLIKELY(t - now > ELV_QOS_HORIZON)) {
 		t = now + ELV_QOS_HORIZON;
 		f = 0;
 	}
@@ -323,42 +327,84 @@ static ELV_SPEED_INLINE void elv_level_fill(uint64_t *tat, uint64_t *frac, uint6
 	*frac = f;
 }
 
-/* ns (and remainder) that @bytes put in bucket @b at its average and burst rates. */
-static ELV_COLD void elv_bucket_size(struct elv_thr_bucket *b, uint64_t bytes)
+/* The time @n units take to drain at @den per second: ns, remainder in *@rem; at most the
+ * horizon. */
+static uint64_t elv_drain_ns(uint64_t n, uint64_t den, uint64_t *rem)
 {
-	b->last_bytes = bytes;
-	b->last_ns = elv_qos_muldiv(bytes, ELV_NSEC_PER_SEC, b->den, &b->last_rem);
-	if (b->last_ns > ELV_QOS_HORIZON)
-		b->last_ns = ELV_QOS_HORIZON, b->last_rem = 0;
-	if (!b->bden)
-		return;
-	b->blast_ns = elv_qos_muldiv(bytes, ELV_NSEC_PER_SEC, b->bden, &b->blast_rem);
-	if (b->blast_ns > ELV_QOS_HORIZON)
-		b->blast_ns = ELV_QOS_HORIZON, b->blast_rem = 0;
+	uint64_t ns = elv_qos_muldiv(n, ELV_NSEC_PER_SEC, den, rem);
+
+	if (ns <= ELV_QOS_HORIZON)
+		return ns;
+	*rem = 0;
+	return ELV_QOS_HORIZON;
 }
 
-/* @t (a level minus its allowance) joins the time after which every level is calm. */
-static inline void elv_calm_after(uint64_t *calm_from, uint64_t t)
-{
-	if (elv_time_after(t, *calm_from))
-		*calm_from = t;
-}
-
-/* Fill bucket @b with a request of @bytes: one op, bytes / op size ops, or bytes. */
-static ELV_SPEED_INLINE void elv_bucket_charge(struct elv_thr_bucket *b, uint64_t bytes,
-					       uint64_t now, uint64_t *calm_from)
+/* What a request of @bytes adds to bucket @b: one op, bytes / op size ops, or bytes, at its
+ * average and burst rates. */
+static void elv_bucket_cost(const struct elv_thr_bucket *b, uint64_t bytes,
+			    struct elv_thr_cost *c)
 {
 	uint64_t n = bytes <= b->unit_upto ? b->unit_size : bytes;
 
-	/* Sizes repeat (one operation always counts the same): one division per change. */
-	if (ELV_UNLIKELY(n != b->last_bytes))
-		elv_bucket_size(b, n);
-	elv_level_fill(&b->tat, &b->frac, b->last_ns, b->last_rem, b->den, now);
-	elv_calm_after(calm_from, b->tat - b->cap);
-	if (b->bden) {
-		elv_level_fill(&b->btat, &b->bfrac, b->blast_ns, b->blast_rem, b->bden, now);
-		elv_calm_after(calm_from, b->btat - ELV_THR_BURST_ALLOW);
+	c->ns = elv_drain_ns(n, b->den, &c->rem);
+	c->bns = c->brem = 0;
+	if (b->bden)
+		c->bns = elv_drain_ns(n, b->bden, &c->brem);
+}
+
+/*
+ * Can bucket @b take its cost without the horizon test when its levels are below their
+ * allowances? They then hold less than the allowance, and a fill adds at most the cost's ns
+ * and one for the remainders.
+ */
+static int elv_bucket_cost_fits(const struct elv_thr_bucket *b)
+{
+	return b->cost.ns <= ELV_QOS_HORIZON - b->cap &&
+	       (!b->bden || b->cost.bns <= ELV_QOS_HORIZON - ELV_THR_BURST_ALLOW);
+}
+
+/* Every bucket's cost for requests of @bytes: one division per change of size. */
+static ELV_COLD void elv_thr_size(struct elv_thr *th, uint64_t bytes)
+{
+	int k, fits = 1;
+
+	for (k = 0; k < ELV_THROTTLE_NR; k++) {
+		struct elv_thr_bucket *b = &th->u.b[k];
+
+		if (!(th->used & (1u << k)))
+			continue;
+		elv_bucket_cost(b, bytes, &b->cost);
+		fits &= elv_bucket_cost_fits(b);
 	}
+	th->size = bytes;
+	th->fast_size = fits ? bytes : ELV_THR_NO_SIZE;
+}
+
+/* The later of @calm_from and @t (a level minus its allowance). */
+static inline uint64_t elv_calm_after(uint64_t calm_from, uint64_t t)
+{
+	return elv_time_after(t, calm_from) ? t : calm_from;
+}
+
+/* Fill the buckets a request of direction @dir meets with their costs (@clip: as for
+ * elv_level_fill()), and move calm_from past every level's allowance. */
+static ELV_SPEED_INLINE void elv_thr_fill(struct elv_thr *th, int dir, uint64_t now, int clip)
+{
+	const uint16_t *off = th->dir_off[dir], *end = off + th->nr_dir[dir];
+	uint64_t calm_from = th->calm_from;
+
+	for (; off != end; off++) {
+		struct elv_thr_bucket *b = elv_thr_bucket_at(th, *off);
+
+		elv_level_fill(&b->tat, &b->frac, b->cost.ns, b->cost.rem, b->den, now, clip);
+		calm_from = elv_calm_after(calm_from, b->tat - b->cap);
+		if (b->bden) {
+			elv_level_fill(&b->btat, &b->bfrac, b->cost.bns, b->cost.brem, b->bden,
+				       now, clip);
+			calm_from = elv_calm_after(calm_from, b->btat - ELV_THR_BURST_ALLOW);
+		}
+	}
+	th->calm_from = calm_from;
 }
 
 /* ---- io.max -------------------------------------------------------------------------- */
@@ -470,8 +516,6 @@ static ELV_SPEED_INLINE uint64_t elv_thr_wait_in(struct elv_thr *th, int dir, ui
 static ELV_SPEED_INLINE void elv_thr_charge_in(struct elv_thr *th, int dir, uint64_t bytes,
 					       uint64_t now)
 {
-	unsigned i;
-
 	if (!th->on)
 		return;
 	if (th->mode == ELV_THROTTLE_IOMAX) {
@@ -484,9 +528,9 @@ static ELV_SPEED_INLINE void elv_thr_charge_in(struct elv_thr *th, int dir, uint
 		elv_iomax_trim(d, now, th->slice);
 		return;
 	}
-	for (i = 0; i < th->nr_dir[dir]; i++)
-		elv_bucket_charge(elv_thr_bucket_at(th, th->dir_off[dir][i]), bytes, now,
-				  &th->calm_from);
+	if (ELV_UNLIKELY(bytes != th->size))
+		elv_thr_size(th, bytes);
+	elv_thr_fill(th, dir, now, 1);
 }
 
 uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued)
@@ -499,21 +543,36 @@ void elv_thr_charge(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
 	elv_thr_charge_in(th, dir, bytes, now);
 }
 
-uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
+/* elv_thr_take() in general: kept apart so that the usual case saves no registers. */
+static ELV_QOS_APART uint64_t elv_thr_take_any(struct elv_thr *th, int dir, uint64_t bytes,
+					       uint64_t now)
 {
-	uint64_t w;
-
-	/* Leaky buckets all below their allowances, as a request nearly always finds them. */
-	if (ELV_LIKELY(th->on && th->mode != ELV_THROTTLE_IOMAX &&
-		       elv_time_after(now, th->calm_from))) {
-		elv_thr_charge_in(th, dir, bytes, now);
-		return 0;
-	}
-	w = elv_thr_wait_in(th, dir, bytes, now, 0);
+	uint64_t w = elv_thr_wait_in(th, dir, bytes, now, 0);
 
 	if (!w)
 		elv_thr_charge_in(th, dir, bytes, now);
 	return w;
+}
+
+uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
+{
+	/* As a request nearly always finds them: leaky buckets all below their allowances and
+	 * costs known for its size, which keep the levels within the horizon. */
+	if (ELV_LIKELY(bytes == th->fast_size && elv_time_after(now, th->calm_from))) {
+		elv_thr_fill(th, dir, now, 0);
+		return 0;
+	}
+	return elv_thr_take_any(th, dir, bytes, now);
+}
+
+/* Is the cost bucket @b keeps the one of a request of @bytes? */
+static int elv_bucket_cost_right(const struct elv_thr_bucket *b, uint64_t bytes)
+{
+	struct elv_thr_cost c;
+
+	elv_bucket_cost(b, bytes, &c);
+	return c.ns == b->cost.ns && c.rem == b->cost.rem && c.bns == b->cost.bns &&
+	       c.brem == b->cost.brem;
 }
 
 int elv_thr_check(const struct elv_thr *th)
@@ -525,14 +584,21 @@ int elv_thr_check(const struct elv_thr *th)
 	if (th->mode > ELV_THROTTLE_IOMAX || (th->used >> ELV_THROTTLE_NR) || !th->slice ||
 	    !th->tick || th->tick > th->slice)
 		return ELV_EINVAL;
+	/* io.max has no bucket costs; a fast size is one whose costs are known. */
 	if (th->mode == ELV_THROTTLE_IOMAX)
-		return 0;
+		return th->fast_size == ELV_THR_NO_SIZE ? 0 : ELV_EINVAL;
+	if (th->fast_size != ELV_THR_NO_SIZE && th->fast_size != th->size)
+		return ELV_EINVAL;
 	for (k = 0; k < ELV_THROTTLE_NR; k++) {
 		const struct elv_thr_bucket *b = &th->u.b[k];
 
 		if (!(th->used & (1u << k)))
 			continue;
 		if (!b->den || b->frac >= b->den || (b->bden && b->bfrac >= b->bden))
+			return ELV_EINVAL;
+		if (th->size != ELV_THR_NO_SIZE && !elv_bucket_cost_right(b, th->size))
+			return ELV_EINVAL;
+		if (th->fast_size != ELV_THR_NO_SIZE && !elv_bucket_cost_fits(b))
 			return ELV_EINVAL;
 		/* No level may be above its allowance after calm_from. */
 		if (elv_time_before(th->calm_from, b->tat - b->cap) ||

@@ -144,6 +144,69 @@ static void test_vector_iops_size(void **state)
 	qs_fini(&S);
 }
 
+/*
+ * Sizes that change from one request to the next, in either direction, each fill the buckets
+ * with their own cost, remainders carried exactly: at 3 bytes/s, 512, 1024 and 512 bytes are
+ * 2048 e9 / 3 ns (682666666666 ns and 2/3), and at 7 ops/s three operations 3 e9 / 7 ns
+ * (428571428 ns and 4/7), whatever their sizes.
+ */
+static void test_size_changes(void **state)
+{
+	static const uint64_t bytes[] = { 512, 1024, 512 };
+	struct elv_throttle_settings t = { 0 };
+	static const uint32_t none[2];
+	const struct elv_thr_bucket *b;
+	struct elv_thr th;
+	unsigned k;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 3, 0, 0);
+	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 7, 0, 0);
+	memset(&th, 0, sizeof(th));
+	elv_thr_apply(&th, &t, 0, none, 100 * QS_MS, QS_MS);
+	for (k = 0; k < 3; k++) {
+		elv_thr_charge(&th, k % 2 ? ELV_DIR_WRITE : ELV_DIR_READ, bytes[k], 0);
+		assert_int_equal(elv_thr_check(&th), 0);
+	}
+	b = &th.u.b[ELV_THROTTLE_BPS_TOTAL];
+	assert_int_equal(b->tat, 682666666666ull);
+	assert_int_equal(b->frac, 2);
+	b = &th.u.b[ELV_THROTTLE_IOPS_TOTAL];
+	assert_int_equal(b->tat, 428571428ull);
+	assert_int_equal(b->frac, 4);
+}
+
+/*
+ * A level stops at the horizon (H = 2^62 ns ahead) however large the request. At 1000
+ * bytes/s a request of H / 1e6 bytes (rounded down) costs less than H but more than H - 100
+ * ms, so a second one that finds the level 1 ns below its 100 ms allowance passes and would
+ * carry it past the horizon: it stops there, and the next request waits H - 100 ms.
+ */
+static void test_horizon(void **state)
+{
+	const uint64_t horizon = 1ull << 62, cap = 100 * QS_MS;
+	const uint64_t bytes = horizon / 1000000, cost = bytes * 1000000;
+	struct elv_throttle_settings t = { 0 };
+	static const uint32_t none[2];
+	struct elv_thr th;
+	uint64_t now = 5;
+
+	(void)state;
+	assert_true(cost > horizon - cap && cost <= horizon);
+	set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 1000, 0, 0);
+	memset(&th, 0, sizeof(th));
+	elv_thr_apply(&th, &t, now, none, 100 * QS_MS, QS_MS);
+	assert_int_equal(elv_thr_take(&th, ELV_DIR_READ, bytes, now), 0);
+	assert_int_equal(elv_thr_check(&th), 0);
+	assert_int_equal(th.u.b[ELV_THROTTLE_BPS_TOTAL].tat, now + cost);
+	now += cost - cap + 1;
+	assert_int_equal(elv_thr_take(&th, ELV_DIR_READ, bytes, now), 0);
+	assert_int_equal(elv_thr_check(&th), 0);
+	assert_int_equal(th.u.b[ELV_THROTTLE_BPS_TOTAL].tat, now + horizon);
+	assert_int_equal(elv_thr_take(&th, ELV_DIR_WRITE, 512, now), horizon - cap);
+	assert_int_equal(elv_thr_check(&th), 0);
+}
+
 /* A.1.7 #4: bps-read leaves writes alone; bps-total puts reads and writes in one bucket. */
 static void test_vector_directions(void **state)
 {
@@ -608,6 +671,8 @@ int main(void)
 		cmocka_unit_test(test_vector_burst_rates),
 		cmocka_unit_test(test_vector_iops_size),
 		cmocka_unit_test(test_vector_directions),
+		cmocka_unit_test(test_size_changes),
+		cmocka_unit_test(test_horizon),
 		cmocka_unit_test(test_vector_validation),
 		cmocka_unit_test(test_group_turns),
 		cmocka_unit_test(test_runtime_change),
