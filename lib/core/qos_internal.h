@@ -107,7 +107,7 @@ int elv_thr_check(const struct elv_thr *th);
 
 /* ---- mclock.c ------------------------------------------------------------------------ */
 
-/* Release phases (struct elv_qos_client_stats). */
+/* Release phases (struct elv_qos_client_stats), indices of elv_mc_client.served. */
 #define ELV_MC_RESERVATION 0
 #define ELV_MC_WEIGHT 1
 #define ELV_MC_OVER 2
@@ -125,6 +125,7 @@ struct elv_mc_client {
 	uint64_t res, lim;      /* reservation and limit, units per second (0 = none) */
 	/* What one unit of cost adds to each tag (ns and remainder): most requests cost 1. */
 	uint64_t r1, r1_rem, p1, p1_rem, l1, l1_rem;
+	uint64_t served[3];     /* requests released in each phase; kept when it leaves mClock */
 	uint32_t weight;
 	uint32_t id;            /* ties go to the lower id */
 	uint32_t nr;            /* requests queued */
@@ -147,6 +148,7 @@ struct elv_mc {
 	uint64_t reject_ns;     /* ELV_QOS_AT_LIMIT_REJECT: threshold */
 	uint32_t cost_size;
 	uint32_t next_id;
+	uint32_t nr;            /* requests queued, all clients */
 	uint8_t at_limit;
 };
 
@@ -161,14 +163,13 @@ int elv_mc_validate(const struct elv_mclock_settings *m);
 int elv_mc_offer(struct elv_mc *mc, struct elv_mc_client *c, uint64_t cost, uint64_t now);
 void elv_mc_add(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
 		uint64_t now);
-/* @rq of @c, which has no request queued, while no client has: served at once (its phase)
- * when its tags allow, else queued as elv_mc_add() would (-1). */
+/* @rq of @c, which has no request queued, while no client has: served at once in its phase
+ * when its tags allow (ELV_STAGE_PASS), else queued as elv_mc_add() would (ELV_STAGE_HELD). */
 int elv_mc_direct(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
 		  uint64_t now);
-/* The next request to release at @now, its client and phase; NULL and *@next = when one
- * will be due (ELV_TIME_NEVER: none). */
-struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, struct elv_mc_client **cl,
-				int *phase, uint64_t *next);
+/* The next request to release at @now, counted in its client's phase; NULL and *@next =
+ * when one will be due (ELV_TIME_NEVER: none). */
+struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, uint64_t *next);
 /* When the next request will be due (what elv_mc_pull() would give as *next at @now). */
 uint64_t elv_mc_next(const struct elv_mc *mc, uint64_t now);
 /* Take @rq out of @c's queue unserved (cancel, drain). */
