@@ -7,6 +7,12 @@ ELV_CI_DIR="${ELV_CI_DIR:-$ELV_ROOT/build-ci}"
 ELV_JOBS=${ELV_JOBS:-2}
 mkdir -p "$ELV_CI_DIR"
 
+# fail MESSAGE...: the stage fails with MESSAGE, in one line.
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
 # ci_configure <name> [cmake args...]: a fresh build tree build-ci/<name>.
 ci_configure() {
 	local name=$1
@@ -38,6 +44,29 @@ ci_pair() {
 		"$3" || status=1
 	fi
 	return "$status"
+}
+
+# A pool of background jobs, ELV_JOBS at a time, for a stage's independent steps:
+#   ci_pool_start CMD...  runs CMD in the background, first waiting for a job to end when
+#                         ELV_JOBS already run ($! is CMD's pid afterwards);
+#   ci_pool_drain         waits for every job.
+# Each job that ends is handed to the stage's ci_pool_done PID STATUS, which reports it.
+ci_pool_running=0
+ci_pool_start() {
+	[ "$ci_pool_running" -lt "$ELV_JOBS" ] || ci_pool_wait_one
+	"$@" &
+	ci_pool_running=$((ci_pool_running + 1))
+}
+ci_pool_wait_one() {
+	local pid rc=0
+	wait -n -p pid || rc=$?
+	ci_pool_running=$((ci_pool_running - 1))
+	ci_pool_done "$pid" "$rc"
+}
+ci_pool_drain() {
+	while [ "$ci_pool_running" -gt 0 ]; do
+		ci_pool_wait_one
+	done
 }
 
 # ci_shared <name> [cmake args...]: build-ci/<name> as an earlier stage of this run configured

@@ -4,12 +4,6 @@
 # killed by pid when the stage exits, and every wait is bounded.
 # shellcheck shell=bash
 
-# fail MESSAGE...: the stage fails with MESSAGE.
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
 # nbd_init NAME: $tmp, a new directory /tmp/elv-NAME.XXXXXX, removed on exit together with
 # every server started by start_server. A stage with its own EXIT trap calls nbd_cleanup from it.
 servers=()

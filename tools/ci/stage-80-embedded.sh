@@ -54,7 +54,7 @@ run_step() {
 }
 failed=()
 cpu_total=0
-report() { # report PID STATUS: print the step's output and verdict
+ci_pool_done() { # PID STATUS: print the step's output and verdict
 	local name=${step_name[$1]} cpu
 	cpu=$(cat "$dir/$name.cpu" 2>/dev/null || echo 0)
 	cpu_total=$((cpu_total + cpu))
@@ -69,29 +69,16 @@ report() { # report PID STATUS: print the step's output and verdict
 	fi
 	unset "step_name[$1]"
 }
-running=0
 for s in "${steps[@]}"; do
 	name=${s%%|*}
 	jobs=${s#*|}
 	jobs=${jobs%%|*}
 	step_cmd[$name]=${s#*|*|}
-	if [ "$running" -ge "$ELV_JOBS" ]; then
-		rc=0
-		wait -n -p done_pid || rc=$?
-		report "$done_pid" "$rc"
-		running=$((running - 1))
-	fi
-	run_step "$name" "$jobs" &
+	ci_pool_start run_step "$name" "$jobs"
 	step_name[$!]=$name
 	step_start[$!]=$SECONDS
-	running=$((running + 1))
 done
-while [ "$running" -gt 0 ]; do
-	rc=0
-	wait -n -p done_pid || rc=$?
-	report "$done_pid" "$rc"
-	running=$((running - 1))
-done
+ci_pool_drain
 
 echo
 echo "embedded: ${#steps[@]} steps in $((SECONDS - t0)) s, CPU $cpu_total s"

@@ -92,36 +92,33 @@ check_policy() {
 # each in a subshell that kills its own server if it fails, its output shown when it ends.
 declare -A check_of
 checked=0
-pending=0
 bad=()
-finish_check() { # wait for one check; count it or record its failure
-	local done_pid rc=0
-	wait -n -p done_pid || rc=$?
-	pending=$((pending - 1))
-	if [ "$rc" -eq 0 ]; then
+ci_pool_done() { # PID STATUS: count the check, or record its failure
+	if [ "$2" -eq 0 ]; then
 		checked=$((checked + 1))
 	else
-		cat "$tmp/${check_of[$done_pid]}.out" >&2
-		bad+=("${check_of[$done_pid]}")
+		cat "$tmp/${check_of[$1]}.out" >&2
+		bad+=("${check_of[$1]}")
 	fi
+}
+# check_in_subshell NAME POLICY TRAITS...: check_policy in a subshell that kills its own
+# server if it fails, its output in $tmp/NAME.out.
+check_in_subshell() {
+	(
+		servers=()
+		trap nbd_kill_servers EXIT
+		check_policy "$@"
+	) >"$tmp/$1.out" 2>&1
 }
 for p in "${policies[@]}"; do
 	for traits in "rotational=false" "rotational=true depth=4"; do
-		[ "$pending" -lt "$ELV_JOBS" ] || finish_check
 		name="p-$p-${traits%% *}"
 		# shellcheck disable=SC2086
-		(
-			servers=()
-			trap nbd_kill_servers EXIT
-			check_policy "$name" "$p" $traits
-		) >"$tmp/$name.out" 2>&1 &
+		ci_pool_start check_in_subshell "$name" "$p" $traits
 		check_of[$!]=$name
-		pending=$((pending + 1))
 	done
 done
-while [ "$pending" -gt 0 ]; do
-	finish_check
-done
+ci_pool_drain
 [ "${#bad[@]}" -eq 0 ] || fail "policy checks failed: ${bad[*]}"
 ran=$((checked / 2))
 [ "$ran" -eq "${#policies[@]}" ] || fail "ran $ran of ${#policies[@]} policies"

@@ -6,11 +6,6 @@
 # events' enable and filter files, the trace buffer size and tracing_on. Needs root, loop
 # devices and tracefs; without them the stage fails with one line (it never skips).
 source "$(dirname "$0")/common.sh"
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
 [ "$(id -u)" -eq 0 ] || fail "stage-87 needs root (loop devices, mount, tracefs)"
 [ -e /dev/loop-control ] || fail "stage-87 needs loop devices (/dev/loop-control is missing)"
 grep -qw tracefs /proc/filesystems || fail "stage-87 needs tracefs in the kernel"

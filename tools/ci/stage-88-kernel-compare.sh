@@ -8,11 +8,6 @@
 # also when kernel-compare is terminated in the middle of a run.
 # Needs root, loop devices and /dev/fuse; without them it fails with one line, never skips.
 source "$(dirname "$0")/common.sh"
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
 [ "$(id -u)" -eq 0 ] || fail "stage-88 needs root (loop devices, FUSE, kernel schedulers)"
 [ -e /dev/loop-control ] || fail "stage-88 needs loop devices (/dev/loop-control is missing)"
 [ -c /dev/fuse ] || fail "stage-88 needs FUSE (/dev/fuse is missing)"
