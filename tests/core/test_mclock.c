@@ -257,6 +257,68 @@ static void test_depth(void **state)
 	qs_fini(&S);
 }
 
+/*
+ * A client alone, each request served before the next arrives (so none waits in mClock): its
+ * phases follow the reservation tag R = max(t, R' + c / r) exactly, here kept in units of
+ * 1 / r ns. Reservation 3 per second makes each step a third of a ns past a whole one;
+ * requests cost 1 or 2 (cost_size 4096); a quarter of them arrive a ns before, at or after the
+ * tag they would move to, the others after gaps, some longer than the idle age. Service outside the reservation phase leaves R where it was.
+ * The phase counts survive the client leaving mClock and coming back.
+ */
+static void test_direct_phases(void **state)
+{
+	static const struct client c = { 3, 1, 0 };
+	static const uint64_t gaps[] = { 0, 1, 166666666, 166666667, 333333333,
+					 333333334, 500000000, 3 * (uint64_t)QS_SEC };
+	struct elv_mclock_settings m = { 3, 0, 1, 0 };
+	struct elv_qos_settings set = { 0 };
+	struct elv_qos_client_stats st, again;
+	uint64_t r = c.r, tag = 0, next, lcg = 1, res = 0, wgt = 0;
+	unsigned k;
+
+	(void)state;
+	set.cost_size = 4096;
+	set.idle_age_ns = 2 * (uint64_t)QS_SEC;
+	clients(&elv_policy_deadline, &set, &c, 1);
+	S.backlog[0] = 0;
+	for (k = 0; k < 20000; k++) {
+		uint64_t cost;
+
+		lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+		cost = 1 + ((lcg >> 40) & 1);
+		next = tag + cost * QS_SEC;
+		/* Every fourth request arrives a ns before, at or after its moved tag. */
+		if (k && (lcg >> 33) % 4 == 0 && next / r + 1 >= S.now + (lcg >> 41) % 3)
+			S.now = next / r + 1 - (lcg >> 41) % 3;
+		else
+			S.now += gaps[(lcg >> 35) % (sizeof(gaps) / sizeof(gaps[0]))];
+		/* The first request is tagged t; then the tag moves on, never behind t. */
+		if (!k)
+			next = S.now * r;
+		if (next / r < S.now)
+			next = S.now * r;
+		if (next / r <= S.now) {
+			tag = next;
+			res++;
+		} else {
+			wgt++;
+		}
+		assert_int_equal(qs_add_op(&S, 0, ELV_OP_READ, cost == 1 ? 2048 : 4096), 0);
+		assert_int_equal(qs_flush(&S), 1);
+	}
+	assert_int_equal(elv_qos_client_stats(S.q, &S.cs[0], &st), 0);
+	assert_int_equal(st.reservation, res);
+	assert_int_equal(st.weight, wgt);
+	assert_int_equal(st.over_limit, 0);
+	assert_true(res > 1000 && wgt > 1000);
+	assert_int_equal(elv_qos_set_mclock(S.q, &S.cs[0], NULL, S.now), 0);
+	assert_int_equal(elv_qos_set_mclock(S.q, &S.cs[0], &m, S.now), 0);
+	assert_int_equal(elv_qos_client_stats(S.q, &S.cs[0], &again), 0);
+	assert_memory_equal(&again, &st, sizeof(st));
+	qs_check(&S);
+	qs_fini(&S);
+}
+
 /* Requests waiting in mClock: counted, kept over a switch, cancellable, back from drain. */
 static void test_held_lifecycle(void **state)
 {
@@ -309,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_cost),
 		cmocka_unit_test(test_throttle_then_mclock),
 		cmocka_unit_test(test_depth),
+		cmocka_unit_test(test_direct_phases),
 		cmocka_unit_test(test_held_lifecycle),
 	};
 
