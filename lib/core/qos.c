@@ -27,9 +27,9 @@
 
 /* The stage's state, in struct elv_qos. */
 struct elv_qstate {
+	struct elv_mc mc;        /* first, as in struct elv_qclient (see elv_qos_enter_mc()) */
 	struct elv_queue *q;
 	struct elv_qos_settings set; /* as given */
-	struct elv_mc mc;
 	struct elv_list wait[2]; /* tops with throttled requests, per direction */
 	uint64_t slice, tick;    /* io.max, defaults resolved */
 	uint32_t depth;          /* mClock, default resolved */
@@ -38,6 +38,7 @@ struct elv_qstate {
 
 /* A client's state, in struct elv_qos_client. */
 struct elv_qclient {
+	struct elv_mc_client mc; /* first, as in struct elv_qstate (see elv_qos_enter_mc()) */
 	struct elv_qstate *qs;   /* NULL: not attached */
 	void *owner;             /* the stream or group */
 	uint8_t group;           /* owner is a group */
@@ -53,7 +54,6 @@ struct elv_qclient {
 	struct elv_throttle_settings thr_set;
 	struct elv_mclock_settings mc_set;
 	struct elv_thr thr;
-	struct elv_mc_client mc;
 	struct elv_qos_client_stats st;
 };
 
@@ -332,7 +332,8 @@ static struct elv_mc_client *elv_qos_next_mc(const void *ctx, const struct elv_m
 /* ---- stage hooks --------------------------------------------------------------------- */
 
 /* A request that passed its throttles goes to its mClock client @m. Apart, and called with
- * the arguments elv_mc_direct() takes in the same places, so that it hands on in one jump. */
+ * the arguments elv_mc_direct() takes in the same places (the stage and the client begin
+ * with their mClock parts), so that it hands on in one jump. */
 static ELV_QOS_APART int elv_qos_enter_mc(struct elv_qstate *qs, struct elv_qclient *m,
 					  struct elv_request *rq, uint64_t now)
 {
