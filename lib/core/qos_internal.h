@@ -83,6 +83,13 @@ struct elv_thr {
 	 * allowance past the horizon (else ELV_THR_NO_SIZE): a request of fast_size that finds
 	 * every level calm is filled in without further tests (elv_thr_take()). */
 	uint64_t size, fast_size;
+	/* Leaky buckets: the largest allowance of a level, so that every level is empty at any
+	 * queue time after calm_from + drain_cap. */
+	uint64_t drain_cap;
+	/* Leaky buckets, for a request of the current size in each direction: how far past its
+	 * allowance a level it fills from empty ends, at most (cost minus allowance, and at
+	 * least -drain_cap): filling empty levels moves calm_from to the time plus this. */
+	int64_t calm_lead[2];
 	union {
 		struct elv_thr_bucket b[ELV_THROTTLE_NR];
 		struct elv_iomax_dir d[2];

@@ -182,6 +182,36 @@ static void elv_bucket_setup(struct elv_thr_bucket *b, const struct elv_throttle
 		b->bden = l->max * size;
 }
 
+/* The larger allowance of bucket @b's levels. */
+static uint64_t elv_bucket_top_allow(const struct elv_thr_bucket *b)
+{
+	return b->bden && b->cap < ELV_THR_BURST_ALLOW ? ELV_THR_BURST_ALLOW : b->cap;
+}
+
+/* The later of @calm_from and @t (a level minus its allowance). */
+static inline uint64_t elv_calm_after(uint64_t calm_from, uint64_t t)
+{
+	return elv_time_after(t, calm_from) ? t : calm_from;
+}
+
+/* The latest of @from and every level minus its allowance: from then on every level is
+ * below its allowance. */
+static uint64_t elv_thr_calm_of(const struct elv_thr *th, uint64_t from)
+{
+	int k;
+
+	for (k = 0; k < ELV_THROTTLE_NR; k++) {
+		const struct elv_thr_bucket *b = &th->u.b[k];
+
+		if (!(th->used & (1u << k)))
+			continue;
+		from = elv_calm_after(from, b->tat - b->cap);
+		if (b->bden)
+			from = elv_calm_after(from, b->btat - ELV_THR_BURST_ALLOW);
+	}
+	return from;
+}
+
 /* io.max: a new slice from @now; @keep keeps the carried-over credit. */
 static void elv_iomax_new_slice(struct elv_iomax_dir *d, uint64_t now, uint64_t slice, int keep)
 {
@@ -250,12 +280,14 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 		return;
 	}
 	th->nr_dir[0] = th->nr_dir[1] = 0;
-	th->calm_from = now; /* every level empty: below its allowance from now on */
+	th->drain_cap = 0;
 	for (k = 0; k < ELV_THROTTLE_NR; k++) {
 		if (!(th->used & (1u << k)))
 			continue;
 		elv_bucket_setup(&th->u.b[k], &t->limit[k],
 				 elv_thr_is_ops(k) && t->iops_size ? t->iops_size : 1, now);
+		if (elv_bucket_top_allow(&th->u.b[k]) > th->drain_cap)
+			th->drain_cap = elv_bucket_top_allow(&th->u.b[k]);
 		/* Bytes: never one unit; operations: always, or up to iops_size bytes. */
 		th->u.b[k].unit_upto = !elv_thr_is_ops(k) ? 0
 				       : t->iops_size    ? t->iops_size
@@ -266,16 +298,11 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 					(uint16_t)(offsetof(struct elv_thr, u.b) +
 						   (unsigned)k * sizeof(struct elv_thr_bucket));
 	}
+	/* Every level empty from now: below its allowance after now minus that allowance. */
+	th->calm_from = elv_thr_calm_of(th, now - th->drain_cap);
 }
 
 /* ---- leaky bucket -------------------------------------------------------------------- */
-
-/* The bucket at byte offset @off into @th (th->dir_off). */
-static ELV_SPEED_INLINE struct elv_thr_bucket *elv_thr_bucket_at(const struct elv_thr *th,
-								 unsigned off)
-{
-	return (struct elv_thr_bucket *)(uintptr_t)((const char *)th + off);
-}
 
 /* Time a level (drain time @tat + @frac) must drain at @now to be at most @cap: ceil. */
 static uint64_t elv_level_wait(uint64_t tat, uint64_t frac, uint64_t cap, uint64_t now)
@@ -363,6 +390,31 @@ static int elv_bucket_cost_fits(const struct elv_thr_bucket *b)
 	       (!b->bden || b->cost.bns <= ELV_QOS_HORIZON - ELV_THR_BURST_ALLOW);
 }
 
+/* The bucket at byte offset @off into @th (th->dir_off). */
+static ELV_SPEED_INLINE struct elv_thr_bucket *elv_thr_bucket_at(const struct elv_thr *th,
+								 unsigned off)
+{
+	return (struct elv_thr_bucket *)(uintptr_t)((const char *)th + off);
+}
+
+/* th->calm_lead[@dir] for the buckets' costs: each level's cost minus its allowance (both
+ * at most the horizon, so the difference fits), the largest, and at least -drain_cap. */
+static int64_t elv_thr_calm_lead(const struct elv_thr *th, int dir)
+{
+	int64_t lead = -(int64_t)th->drain_cap, x;
+	unsigned i;
+
+	for (i = 0; i < th->nr_dir[dir]; i++) {
+		const struct elv_thr_bucket *b = elv_thr_bucket_at(th, th->dir_off[dir][i]);
+
+		x = (int64_t)b->cost.ns - (int64_t)b->cap;
+		lead = x > lead ? x : lead;
+		x = (int64_t)b->cost.bns - (int64_t)ELV_THR_BURST_ALLOW;
+		lead = b->bden && x > lead ? x : lead;
+	}
+	return lead;
+}
+
 /* Every bucket's cost for requests of @bytes: one division per change of size. */
 static ELV_COLD void elv_thr_size(struct elv_thr *th, uint64_t bytes)
 {
@@ -378,12 +430,8 @@ static ELV_COLD void elv_thr_size(struct elv_thr *th, uint64_t bytes)
 	}
 	th->size = bytes;
 	th->fast_size = fits ? bytes : ELV_THR_NO_SIZE;
-}
-
-/* The later of @calm_from and @t (a level minus its allowance). */
-static inline uint64_t elv_calm_after(uint64_t calm_from, uint64_t t)
-{
-	return elv_time_after(t, calm_from) ? t : calm_from;
+	th->calm_lead[0] = elv_thr_calm_lead(th, 0);
+	th->calm_lead[1] = elv_thr_calm_lead(th, 1);
 }
 
 /* Fill the buckets a request of direction @dir meets with their costs (@clip: as for
@@ -405,6 +453,29 @@ static ELV_SPEED_INLINE void elv_thr_fill(struct elv_thr *th, int dir, uint64_t 
 		}
 	}
 	th->calm_from = calm_from;
+}
+
+/*
+ * elv_thr_fill() when every level is empty (@now is past calm_from + drain_cap): each level
+ * the request meets holds its cost from @now (the remainder is below its denominator, the
+ * cost below the horizon), and every level is below its allowance after now + calm_lead:
+ * those filled by their definition, the others since calm_from, before now - drain_cap.
+ */
+static ELV_SPEED_INLINE void elv_thr_fill_empty(struct elv_thr *th, int dir, uint64_t now)
+{
+	const uint16_t *off = th->dir_off[dir], *end = off + th->nr_dir[dir];
+
+	for (; off != end; off++) {
+		struct elv_thr_bucket *b = elv_thr_bucket_at(th, *off);
+
+		b->tat = now + b->cost.ns;
+		b->frac = b->cost.rem;
+		if (b->bden) {
+			b->btat = now + b->cost.bns;
+			b->bfrac = b->cost.brem;
+		}
+	}
+	th->calm_from = now + (uint64_t)th->calm_lead[dir];
 }
 
 /* ---- io.max -------------------------------------------------------------------------- */
@@ -556,11 +627,18 @@ static ELV_QOS_APART uint64_t elv_thr_take_any(struct elv_thr *th, int dir, uint
 
 uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
 {
-	/* As a request nearly always finds them: leaky buckets all below their allowances and
-	 * costs known for its size, which keep the levels within the horizon. */
-	if (ELV_LIKELY(bytes == th->fast_size && elv_time_after(now, th->calm_from))) {
-		elv_thr_fill(th, dir, now, 0);
-		return 0;
+	/* As a request nearly always finds them: leaky buckets with costs known for its size,
+	 * which keep the levels within the horizon, and every level empty (a level holds at
+	 * most its allowance at calm_from) or below its allowance. */
+	if (ELV_LIKELY(bytes == th->fast_size)) {
+		if (elv_time_before(th->calm_from + th->drain_cap, now)) {
+			elv_thr_fill_empty(th, dir, now);
+			return 0;
+		}
+		if (elv_time_after(now, th->calm_from)) {
+			elv_thr_fill(th, dir, now, 0);
+			return 0;
+		}
 	}
 	return elv_thr_take_any(th, dir, bytes, now);
 }
@@ -589,6 +667,9 @@ int elv_thr_check(const struct elv_thr *th)
 		return th->fast_size == ELV_THR_NO_SIZE ? 0 : ELV_EINVAL;
 	if (th->fast_size != ELV_THR_NO_SIZE && th->fast_size != th->size)
 		return ELV_EINVAL;
+	if (th->size != ELV_THR_NO_SIZE && (th->calm_lead[0] != elv_thr_calm_lead(th, 0) ||
+					    th->calm_lead[1] != elv_thr_calm_lead(th, 1)))
+		return ELV_EINVAL;
 	for (k = 0; k < ELV_THROTTLE_NR; k++) {
 		const struct elv_thr_bucket *b = &th->u.b[k];
 
@@ -598,12 +679,11 @@ int elv_thr_check(const struct elv_thr *th)
 			return ELV_EINVAL;
 		if (th->size != ELV_THR_NO_SIZE && !elv_bucket_cost_right(b, th->size))
 			return ELV_EINVAL;
+		if (elv_bucket_top_allow(b) > th->drain_cap)
+			return ELV_EINVAL;
 		if (th->fast_size != ELV_THR_NO_SIZE && !elv_bucket_cost_fits(b))
 			return ELV_EINVAL;
-		/* No level may be above its allowance after calm_from. */
-		if (elv_time_before(th->calm_from, b->tat - b->cap) ||
-		    (b->bden && elv_time_before(th->calm_from, b->btat - ELV_THR_BURST_ALLOW)))
-			return ELV_EINVAL;
 	}
-	return 0;
+	/* No level may be above its allowance after calm_from. */
+	return elv_thr_calm_of(th, th->calm_from) == th->calm_from ? 0 : ELV_EINVAL;
 }

@@ -177,6 +177,46 @@ static void test_size_changes(void **state)
 }
 
 /*
+ * Back-to-back 4 KiB requests, reads and writes in turn, at 3 MB/s and 70 ops/s: after i
+ * of them the levels hold exactly i * 4096 e9 / 3e6 and i * 1e9 / 70 ns (remainders in
+ * units of 1 / rate ns), whether a request finds the levels empty or partly full; the 8th
+ * brings the operations level to 114285714 ns and 2/7, so the 9th waits 14285715 ns. Each
+ * round starts a second later, with every level empty again.
+ */
+static void test_take_exact(void **state)
+{
+	struct elv_throttle_settings t = { 0 };
+	static const uint32_t none[2];
+	const struct elv_thr_bucket *bps, *ops;
+	struct elv_thr th;
+	uint64_t now = 1000, i, w;
+	unsigned round;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 3000000, 0, 0);
+	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 70, 0, 0);
+	memset(&th, 0, sizeof(th));
+	elv_thr_apply(&th, &t, now, none, 100 * QS_MS, QS_MS);
+	bps = &th.u.b[ELV_THROTTLE_BPS_TOTAL];
+	ops = &th.u.b[ELV_THROTTLE_IOPS_TOTAL];
+	for (round = 0; round < 3; round++) {
+		for (i = 1;; i++) {
+			w = elv_thr_take(&th, i % 2 ? ELV_DIR_READ : ELV_DIR_WRITE, 4096, now);
+			assert_int_equal(elv_thr_check(&th), 0);
+			if (w)
+				break;
+			assert_int_equal(bps->tat, now + i * 4096000000000ull / 3000000);
+			assert_int_equal(bps->frac, i * 4096000000000ull % 3000000);
+			assert_int_equal(ops->tat, now + i * 1000000000ull / 70);
+			assert_int_equal(ops->frac, i * 1000000000ull % 70);
+		}
+		assert_int_equal(i, 9);
+		assert_int_equal(w, 14285715);
+		now += QS_SEC;
+	}
+}
+
+/*
  * A level stops at the horizon (H = 2^62 ns ahead) however large the request. At 1000
  * bytes/s a request of H / 1e6 bytes (rounded down) costs less than H but more than H - 100
  * ms, so a second one that finds the level 1 ns below its 100 ms allowance passes and would
@@ -672,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_vector_iops_size),
 		cmocka_unit_test(test_vector_directions),
 		cmocka_unit_test(test_size_changes),
+		cmocka_unit_test(test_take_exact),
 		cmocka_unit_test(test_horizon),
 		cmocka_unit_test(test_vector_validation),
 		cmocka_unit_test(test_group_turns),
