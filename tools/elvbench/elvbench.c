@@ -378,6 +378,9 @@ static int floor_setup(struct bench_state *b, size_t nr_ios)
  * A policy with an admission stage attached, "<policy>+<stage>":
  *   "+throttle"  every stream capped by a leaky-bucket throttle (bytes and operations) it
  *                never reaches, so each request is metered and passes;
+ *   "+throttle-busy"  the same buckets with caps 4% above each stream's offered rate (a
+ *                request every 1,100 ns, add_one() and finish(), its stream drawn at random):
+ *                a request mostly finds its levels partly full, never over their allowance;
  *   "+mclock"    every stream an mClock client (reservation, weight), the stage letting
  *                `depth` requests out;
  *   "+none"      the QoS stage attached and every stream a client without settings (the
@@ -392,7 +395,7 @@ static int floor_setup(struct bench_state *b, size_t nr_ios)
 
 static const char *stage_kind(const char *impl)
 {
-	static const char *const kinds[] = { "throttle", "mclock", "none", "zone" };
+	static const char *const kinds[] = { "throttle", "throttle-busy", "mclock", "none", "zone" };
 	const char *plus = strchr(impl, '+');
 	unsigned i;
 
@@ -460,12 +463,17 @@ static int qos_setup(struct bench_state *b, const char *kind)
 		return -1;
 	t.limit[ELV_THROTTLE_BPS_TOTAL].avg = 1000000000000ull;
 	t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 100000000;
+	if (!strcmp(kind, "throttle-busy")) {
+		/* Offered: 1e9 / 1,100 ns / streams requests per second each, of 4 KiB. */
+		t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 945455 / b->c->streams;
+		t.limit[ELV_THROTTLE_BPS_TOTAL].avg = 4096ull * (945455 / b->c->streams);
+	}
 	for (i = 0; i < b->c->streams; i++) {
 		m.reservation = 1000;
 		m.weight = 1 + i % 4;
 		if (elv_qos_stream_attach(b->q, &b->streams[i], &b->clients[i], 0))
 			return -1;
-		if (!strcmp(kind, "throttle") ? elv_qos_set_throttle(b->q, &b->clients[i], &t, 0)
+		if (!strncmp(kind, "throttle", 8) ? elv_qos_set_throttle(b->q, &b->clients[i], &t, 0)
 		    : !strcmp(kind, "mclock") ? elv_qos_set_mclock(b->q, &b->clients[i], &m, 0)
 					      : 0)
 			return -1;
@@ -796,7 +804,8 @@ static void help(void)
 	       "                policy, a policy with a stage or a baseline, PATTERN random,\n"
 	       "                mixed, sequential or prio; NR_REQUESTS is DEPTH unless given,\n"
 	       "                0 the library's default\n\n"
-	       "stages: POLICY+throttle, POLICY+mclock, POLICY+none (QoS, STREAMS > 0),\n"
+	       "stages: POLICY+throttle, POLICY+throttle-busy, POLICY+mclock, POLICY+none\n"
+	       "        (QoS, STREAMS > 0),\n"
 	       "        POLICY+zone (256 MiB zones, sequential pattern, writers on zone starts)\n"
 	       "baselines: baseline-fifo, baseline-sorted-list, baseline-hash-fifo,\n"
 	       "           baseline-rbtree-fifo\n");
