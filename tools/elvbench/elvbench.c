@@ -383,6 +383,8 @@ static int floor_setup(struct bench_state *b, size_t nr_ios)
  *                a request mostly finds its levels partly full, never over their allowance;
  *   "+mclock"    every stream an mClock client (reservation, weight), the stage letting
  *                `depth` requests out;
+ *   "+mclock-busy"  the same clients, the stage letting 16 requests out: the others wait
+ *                in mClock, which picks each one as a completion makes room;
  *   "+none"      the QoS stage attached and every stream a client without settings (the
  *                stage mechanism alone);
  *   "+zone"      the zone stage on a device of ZONE_SECTORS-sector sequential zones; the
@@ -395,7 +397,8 @@ static int floor_setup(struct bench_state *b, size_t nr_ios)
 
 static const char *stage_kind(const char *impl)
 {
-	static const char *const kinds[] = { "throttle", "throttle-busy", "mclock", "none", "zone" };
+	static const char *const kinds[] = { "throttle", "throttle-busy", "mclock", "mclock-busy",
+					     "none", "zone" };
 	const char *plus = strchr(impl, '+');
 	unsigned i;
 
@@ -457,7 +460,7 @@ static int qos_setup(struct bench_state *b, const char *kind)
 	struct elv_mclock_settings m = { 0 };
 	unsigned i;
 
-	set.depth = b->c->depth;
+	set.depth = !strcmp(kind, "mclock-busy") && b->c->depth > 16 ? 16 : b->c->depth;
 	b->clients = calloc(b->c->streams, sizeof(*b->clients));
 	if (!b->clients || elv_qos_attach(b->q, &b->qos, &set, 0))
 		return -1;
@@ -474,7 +477,7 @@ static int qos_setup(struct bench_state *b, const char *kind)
 		if (elv_qos_stream_attach(b->q, &b->streams[i], &b->clients[i], 0))
 			return -1;
 		if (!strncmp(kind, "throttle", 8) ? elv_qos_set_throttle(b->q, &b->clients[i], &t, 0)
-		    : !strcmp(kind, "mclock") ? elv_qos_set_mclock(b->q, &b->clients[i], &m, 0)
+		    : !strncmp(kind, "mclock", 6) ? elv_qos_set_mclock(b->q, &b->clients[i], &m, 0)
 					      : 0)
 			return -1;
 	}
@@ -804,8 +807,8 @@ static void help(void)
 	       "                policy, a policy with a stage or a baseline, PATTERN random,\n"
 	       "                mixed, sequential or prio; NR_REQUESTS is DEPTH unless given,\n"
 	       "                0 the library's default\n\n"
-	       "stages: POLICY+throttle, POLICY+throttle-busy, POLICY+mclock, POLICY+none\n"
-	       "        (QoS, STREAMS > 0),\n"
+	       "stages: POLICY+throttle, POLICY+throttle-busy, POLICY+mclock, POLICY+mclock-busy,\n"
+	       "        POLICY+none (QoS, STREAMS > 0),\n"
 	       "        POLICY+zone (256 MiB zones, sequential pattern, writers on zone starts)\n"
 	       "baselines: baseline-fifo, baseline-sorted-list, baseline-hash-fifo,\n"
 	       "           baseline-rbtree-fifo\n");
