@@ -282,7 +282,7 @@ int elv_mc_direct(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request
 	uint64_t t;
 
 	/* The usual client is awake, tagged before, has a reservation and a request of cost 1:
-	 * the steps below need no division and no call, so they save no registers. */
+	 * the steps below need no division and no call, so they take few registers to save. */
 	if (ELV_UNLIKELY(elv_mc_is_idle(mc, c, now) || !c->tagged || !c->res ||
 			 elv_mc_cost(mc, rq) != 1))
 		return elv_mc_direct_tag(mc, c, rq, now);
