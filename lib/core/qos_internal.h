@@ -44,9 +44,10 @@ struct elv_thr_bucket {
 	/* Requests up to unit_upto bytes count as unit_size (one operation: 1, or iops_size
 	 * bytes at the operation rate); larger ones as their size. */
 	uint64_t unit_upto, unit_size;
-	/* What a request of the throttle's current size (elv_thr::size) adds: sizes repeat,
-	 * divisions are dear. */
+	/* What a request of the throttle's size in a direction that meets the bucket adds
+	 * (elv_thr::size): sizes repeat, divisions are dear. */
 	struct elv_thr_cost {
+		uint64_t n;         /* units (unit_size or bytes) it is for; 0: none yet */
 		uint64_t ns, rem;   /* to the level: ns + rem / den */
 		uint64_t bns, brem; /* to the burst level: bns + brem / bden (with a bden) */
 	} cost;
@@ -60,14 +61,11 @@ struct elv_iomax_dir {
 	int64_t carry_bytes, carry_ios;
 };
 
-/* No request counts this many bytes (byte counts are whole sectors). */
-#define ELV_THR_NO_SIZE UINT64_MAX
-
 struct elv_thr {
 	uint8_t on;      /* any limit set */
 	uint8_t mode;    /* enum elv_throttle_mode */
 	uint8_t used;    /* bit i: bucket i limits */
-	uint8_t pad;
+	uint8_t leaky;   /* on, with ELV_THROTTLE_BUCKET */
 	uint32_t op_size; /* iops_size */
 	uint8_t nr_dir[2];     /* leaky bucket: buckets a request of each direction meets */
 	/* and where they are: byte offsets into u.b, which address a bucket in one addition
@@ -78,18 +76,12 @@ struct elv_thr {
 	 * (the latest level minus its allowance, kept as levels fill), so one comparison clears a
 	 * request of every bucket it meets. */
 	uint64_t calm_from;
-	/* Leaky buckets: the request size their costs are for (ELV_THR_NO_SIZE: none yet), and
-	 * fast_size, that size again when its costs cannot carry a level from below its
-	 * allowance past the horizon (else ELV_THR_NO_SIZE): a request of fast_size that finds
-	 * every level calm is filled in without further tests (elv_thr_take()). */
-	uint64_t size, fast_size;
 	/* Leaky buckets: the largest allowance of a level, so that every level is empty at any
 	 * queue time after calm_from + drain_cap. */
 	uint64_t drain_cap;
-	/* Leaky buckets, for a request of the current size in each direction: how far past its
-	 * allowance a level it fills from empty ends, at most (cost minus allowance, and at
-	 * least -drain_cap): filling empty levels moves calm_from to the time plus this. */
-	int64_t calm_lead[2];
+	/* Leaky buckets, per direction: the request size the costs of the buckets it meets are
+	 * for; 0: none. */
+	uint64_t size[2];
 	union {
 		struct elv_thr_bucket b[ELV_THROTTLE_NR];
 		struct elv_iomax_dir d[2];
@@ -106,8 +98,7 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued);
 /* Count a request that goes at @now. */
 void elv_thr_charge(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now);
-/* elv_thr_wait() with nothing waiting, then elv_thr_charge() when the wait is 0.
- * @bytes, here and above, is never ELV_THR_NO_SIZE. */
+/* elv_thr_wait() with nothing waiting, then elv_thr_charge() when the wait is 0. */
 uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now);
 /* Internal consistency for elv_queue_check(): 0 or ELV_EINVAL. */
 int elv_thr_check(const struct elv_thr *th);

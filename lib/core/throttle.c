@@ -168,6 +168,7 @@ static void elv_bucket_setup(struct elv_thr_bucket *b, const struct elv_throttle
 
 	b->tat = b->btat = now;
 	b->frac = b->bfrac = 0;
+	b->cost.n = 0; /* no cost at these rates yet */
 	b->den = l->avg * size;
 	b->unit_size = size;
 	/* Without a burst rate, 100 ms worth of the average may stand in the bucket. */
@@ -255,7 +256,8 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 	th->tick = tick;
 	th->used = 0;
 	th->on = 0;
-	th->size = th->fast_size = ELV_THR_NO_SIZE; /* costs for the new rates */
+	th->leaky = 0;
+	th->size[0] = th->size[1] = 0; /* no request has 0 bytes: no costs yet */
 	if (!t)
 		return;
 	th->mode = t->mode;
@@ -264,6 +266,7 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 		if (t->limit[k].avg)
 			th->used |= (uint8_t)(1u << k);
 	th->on = th->used != 0;
+	th->leaky = th->on && t->mode == ELV_THROTTLE_BUCKET;
 	if (t->mode == ELV_THROTTLE_IOMAX) {
 		for (dir = 0; dir < 2; dir++) {
 			struct elv_iomax_dir *d = &th->u.d[dir];
@@ -326,13 +329,9 @@ static uint64_t elv_bucket_wait(const struct elv_thr_bucket *b, uint64_t now)
 	return w;
 }
 
-/*
- * Fill a level by @ns + @rem / @den ns (@ns below the horizon). Unless @clip is 0 (the
- * caller knows it cannot happen), a level that would reach past the horizon stops there:
- * differences must stay below 2^63.
- */
+/* Fill a level by @ns + @rem / @den ns (@ns below the horizon). */
 static ELV_SPEED_INLINE void elv_level_fill(uint64_t *tat, uint64_t *frac, uint64_t ns,
-					    uint64_t rem, uint64_t den, uint64_t now, int clip)
+					    uint64_t rem, uint64_t den, uint64_t now)
 {
 	uint64_t t = *tat, f = *frac;
 
@@ -346,7 +345,8 @@ static ELV_SPEED_INLINE void elv_level_fill(uint64_t *tat, uint64_t *frac, uint6
 		f -= den;
 		t++;
 	}
-	if (clip && ELV_UNLIKELY(t - now > ELV_QOS_HORIZON)) {
+	/* Never let a level reach past the horizon: differences must stay below 2^63. */
+	if (ELV_UNLIKELY(t - now > ELV_QOS_HORIZON)) {
 		t = now + ELV_QOS_HORIZON;
 		f = 0;
 	}
@@ -366,28 +366,21 @@ static uint64_t elv_drain_ns(uint64_t n, uint64_t den, uint64_t *rem)
 	return ELV_QOS_HORIZON;
 }
 
-/* What a request of @bytes adds to bucket @b: one op, bytes / op size ops, or bytes, at its
- * average and burst rates. */
-static void elv_bucket_cost(const struct elv_thr_bucket *b, uint64_t bytes,
-			    struct elv_thr_cost *c)
+/* What @n units add to bucket @b, at its average and burst rates. */
+static void elv_bucket_cost(const struct elv_thr_bucket *b, uint64_t n, struct elv_thr_cost *c)
 {
-	uint64_t n = bytes <= b->unit_upto ? b->unit_size : bytes;
-
+	c->n = n;
 	c->ns = elv_drain_ns(n, b->den, &c->rem);
 	c->bns = c->brem = 0;
 	if (b->bden)
 		c->bns = elv_drain_ns(n, b->bden, &c->brem);
 }
 
-/*
- * Can bucket @b take its cost without the horizon test when its levels are below their
- * allowances? They then hold less than the allowance, and a fill adds at most the cost's ns
- * and one for the remainders.
- */
-static int elv_bucket_cost_fits(const struct elv_thr_bucket *b)
+/* The units a request of @bytes counts for in bucket @b: one op, bytes / op size ops (in
+ * units of 1 / op size), or bytes. */
+static uint64_t elv_bucket_units(const struct elv_thr_bucket *b, uint64_t bytes)
 {
-	return b->cost.ns <= ELV_QOS_HORIZON - b->cap &&
-	       (!b->bden || b->cost.bns <= ELV_QOS_HORIZON - ELV_THR_BURST_ALLOW);
+	return bytes <= b->unit_upto ? b->unit_size : bytes;
 }
 
 /* The bucket at byte offset @off into @th (th->dir_off). */
@@ -397,58 +390,39 @@ static ELV_SPEED_INLINE struct elv_thr_bucket *elv_thr_bucket_at(const struct el
 	return (struct elv_thr_bucket *)(uintptr_t)((const char *)th + off);
 }
 
-/* th->calm_lead[@dir] for the buckets' costs: each level's cost minus its allowance (both
- * at most the horizon, so the difference fits), the largest, and at least -drain_cap. */
-static int64_t elv_thr_calm_lead(const struct elv_thr *th, int dir)
+/* The costs of the buckets a request of @bytes in direction @dir meets, worked out again
+ * only where the units change (never for one operation); a bucket the other direction also
+ * meets may change, so its size is forgotten then. */
+static ELV_COLD void elv_thr_size(struct elv_thr *th, int dir, uint64_t bytes)
 {
-	int64_t lead = -(int64_t)th->drain_cap, x;
 	unsigned i;
 
 	for (i = 0; i < th->nr_dir[dir]; i++) {
-		const struct elv_thr_bucket *b = elv_thr_bucket_at(th, th->dir_off[dir][i]);
+		struct elv_thr_bucket *b = elv_thr_bucket_at(th, th->dir_off[dir][i]);
 
-		x = (int64_t)b->cost.ns - (int64_t)b->cap;
-		lead = x > lead ? x : lead;
-		x = (int64_t)b->cost.bns - (int64_t)ELV_THR_BURST_ALLOW;
-		lead = b->bden && x > lead ? x : lead;
+		if (elv_bucket_units(b, bytes) != b->cost.n) {
+			elv_bucket_cost(b, elv_bucket_units(b, bytes), &b->cost);
+			th->size[!dir] = 0;
+		}
 	}
-	return lead;
+	th->size[dir] = bytes;
 }
 
-/* Every bucket's cost for requests of @bytes: one division per change of size. */
-static ELV_COLD void elv_thr_size(struct elv_thr *th, uint64_t bytes)
-{
-	int k, fits = 1;
-
-	for (k = 0; k < ELV_THROTTLE_NR; k++) {
-		struct elv_thr_bucket *b = &th->u.b[k];
-
-		if (!(th->used & (1u << k)))
-			continue;
-		elv_bucket_cost(b, bytes, &b->cost);
-		fits &= elv_bucket_cost_fits(b);
-	}
-	th->size = bytes;
-	th->fast_size = fits ? bytes : ELV_THR_NO_SIZE;
-	th->calm_lead[0] = elv_thr_calm_lead(th, 0);
-	th->calm_lead[1] = elv_thr_calm_lead(th, 1);
-}
-
-/* Fill the buckets a request of direction @dir meets with their costs (@clip: as for
- * elv_level_fill()), and move calm_from past every level's allowance. */
-static ELV_SPEED_INLINE void elv_thr_fill(struct elv_thr *th, int dir, uint64_t now, int clip)
+/* Fill the buckets a request of direction @dir meets with their costs (for th->size[dir]),
+ * and move calm_from past every level's allowance. */
+static ELV_SPEED_INLINE void elv_thr_fill(struct elv_thr *th, int dir, uint64_t now)
 {
 	const uint16_t *off = th->dir_off[dir], *end = off + th->nr_dir[dir];
 	uint64_t calm_from = th->calm_from;
 
 	for (; off != end; off++) {
 		struct elv_thr_bucket *b = elv_thr_bucket_at(th, *off);
+		const struct elv_thr_cost *c = &b->cost;
 
-		elv_level_fill(&b->tat, &b->frac, b->cost.ns, b->cost.rem, b->den, now, clip);
+		elv_level_fill(&b->tat, &b->frac, c->ns, c->rem, b->den, now);
 		calm_from = elv_calm_after(calm_from, b->tat - b->cap);
 		if (b->bden) {
-			elv_level_fill(&b->btat, &b->bfrac, b->cost.bns, b->cost.brem, b->bden,
-				       now, clip);
+			elv_level_fill(&b->btat, &b->bfrac, c->bns, c->brem, b->bden, now);
 			calm_from = elv_calm_after(calm_from, b->btat - ELV_THR_BURST_ALLOW);
 		}
 	}
@@ -456,26 +430,29 @@ static ELV_SPEED_INLINE void elv_thr_fill(struct elv_thr *th, int dir, uint64_t 
 }
 
 /*
- * elv_thr_fill() when every level is empty (@now is past calm_from + drain_cap): each level
- * the request meets holds its cost from @now (the remainder is below its denominator, the
- * cost below the horizon), and every level is below its allowance after now + calm_lead:
- * those filled by their definition, the others since calm_from, before now - drain_cap.
+ * elv_thr_fill() when every level is empty (@now is past calm_from + drain_cap): as
+ * elv_level_fill() fills an empty level, each level holds its cost from @now (the remainder
+ * is below its denominator, the cost within the horizon).
  */
 static ELV_SPEED_INLINE void elv_thr_fill_empty(struct elv_thr *th, int dir, uint64_t now)
 {
 	const uint16_t *off = th->dir_off[dir], *end = off + th->nr_dir[dir];
+	uint64_t calm_from = th->calm_from;
 
 	for (; off != end; off++) {
 		struct elv_thr_bucket *b = elv_thr_bucket_at(th, *off);
+		const struct elv_thr_cost *c = &b->cost;
 
-		b->tat = now + b->cost.ns;
-		b->frac = b->cost.rem;
+		b->tat = now + c->ns;
+		b->frac = c->rem;
+		calm_from = elv_calm_after(calm_from, b->tat - b->cap);
 		if (b->bden) {
-			b->btat = now + b->cost.bns;
-			b->bfrac = b->cost.brem;
+			b->btat = now + c->bns;
+			b->bfrac = c->brem;
+			calm_from = elv_calm_after(calm_from, b->btat - ELV_THR_BURST_ALLOW);
 		}
 	}
-	th->calm_from = now + (uint64_t)th->calm_lead[dir];
+	th->calm_from = calm_from;
 }
 
 /* ---- io.max -------------------------------------------------------------------------- */
@@ -599,9 +576,9 @@ static ELV_SPEED_INLINE void elv_thr_charge_in(struct elv_thr *th, int dir, uint
 		elv_iomax_trim(d, now, th->slice);
 		return;
 	}
-	if (ELV_UNLIKELY(bytes != th->size))
-		elv_thr_size(th, bytes);
-	elv_thr_fill(th, dir, now, 1);
+	if (ELV_UNLIKELY(bytes != th->size[dir]))
+		elv_thr_size(th, dir, bytes);
+	elv_thr_fill(th, dir, now);
 }
 
 uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued)
@@ -625,32 +602,54 @@ static ELV_QOS_APART uint64_t elv_thr_take_any(struct elv_thr *th, int dir, uint
 	return w;
 }
 
+/* elv_thr_take() for a request of another size than the last in its direction: its costs,
+ * then as usual; unless some level may be above its allowance (the request may have to
+ * wait, and elv_thr_charge() works the costs out if it goes). */
+static ELV_COLD uint64_t elv_thr_take_resized(struct elv_thr *th, int dir, uint64_t bytes,
+					      uint64_t now)
+{
+	if (!elv_time_after(now, th->calm_from))
+		return elv_thr_take_any(th, dir, bytes, now);
+	elv_thr_size(th, dir, bytes);
+	return elv_thr_take(th, dir, bytes, now);
+}
+
 uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
 {
-	/* As a request nearly always finds them: leaky buckets with costs known for its size,
-	 * which keep the levels within the horizon, and every level empty (a level holds at
-	 * most its allowance at calm_from) or below its allowance. */
-	if (ELV_LIKELY(bytes == th->fast_size)) {
+	/* As a request nearly always finds them: leaky buckets with costs for its size, all
+	 * empty (a level holds at most its allowance at calm_from) or all below their
+	 * allowances. */
+	if (ELV_LIKELY(th->leaky)) {
+		if (ELV_UNLIKELY(bytes != th->size[dir]))
+			return elv_thr_take_resized(th, dir, bytes, now);
 		if (elv_time_before(th->calm_from + th->drain_cap, now)) {
 			elv_thr_fill_empty(th, dir, now);
 			return 0;
 		}
 		if (elv_time_after(now, th->calm_from)) {
-			elv_thr_fill(th, dir, now, 0);
+			elv_thr_fill(th, dir, now);
 			return 0;
 		}
 	}
 	return elv_thr_take_any(th, dir, bytes, now);
 }
 
-/* Is the cost bucket @b keeps the one of a request of @bytes? */
-static int elv_bucket_cost_right(const struct elv_thr_bucket *b, uint64_t bytes)
+/* Are the costs of the buckets a request of direction @dir meets those of th->size[dir]
+ * (0: none to check)? */
+static int elv_thr_costs_right(const struct elv_thr *th, int dir)
 {
 	struct elv_thr_cost c;
+	unsigned i;
 
-	elv_bucket_cost(b, bytes, &c);
-	return c.ns == b->cost.ns && c.rem == b->cost.rem && c.bns == b->cost.bns &&
-	       c.brem == b->cost.brem;
+	for (i = 0; th->size[dir] && i < th->nr_dir[dir]; i++) {
+		const struct elv_thr_bucket *b = elv_thr_bucket_at(th, th->dir_off[dir][i]);
+
+		elv_bucket_cost(b, elv_bucket_units(b, th->size[dir]), &c);
+		if (c.n != b->cost.n || c.ns != b->cost.ns || c.rem != b->cost.rem ||
+		    c.bns != b->cost.bns || c.brem != b->cost.brem)
+			return 0;
+	}
+	return 1;
 }
 
 int elv_thr_check(const struct elv_thr *th)
@@ -660,15 +659,11 @@ int elv_thr_check(const struct elv_thr *th)
 	if (!th->on)
 		return 0;
 	if (th->mode > ELV_THROTTLE_IOMAX || (th->used >> ELV_THROTTLE_NR) || !th->slice ||
-	    !th->tick || th->tick > th->slice)
+	    !th->tick || th->tick > th->slice || th->leaky != (th->mode == ELV_THROTTLE_BUCKET))
 		return ELV_EINVAL;
-	/* io.max has no bucket costs; a fast size is one whose costs are known. */
 	if (th->mode == ELV_THROTTLE_IOMAX)
-		return th->fast_size == ELV_THR_NO_SIZE ? 0 : ELV_EINVAL;
-	if (th->fast_size != ELV_THR_NO_SIZE && th->fast_size != th->size)
-		return ELV_EINVAL;
-	if (th->size != ELV_THR_NO_SIZE && (th->calm_lead[0] != elv_thr_calm_lead(th, 0) ||
-					    th->calm_lead[1] != elv_thr_calm_lead(th, 1)))
+		return 0;
+	if (!elv_thr_costs_right(th, ELV_DIR_READ) || !elv_thr_costs_right(th, ELV_DIR_WRITE))
 		return ELV_EINVAL;
 	for (k = 0; k < ELV_THROTTLE_NR; k++) {
 		const struct elv_thr_bucket *b = &th->u.b[k];
@@ -677,11 +672,7 @@ int elv_thr_check(const struct elv_thr *th)
 			continue;
 		if (!b->den || b->frac >= b->den || (b->bden && b->bfrac >= b->bden))
 			return ELV_EINVAL;
-		if (th->size != ELV_THR_NO_SIZE && !elv_bucket_cost_right(b, th->size))
-			return ELV_EINVAL;
 		if (elv_bucket_top_allow(b) > th->drain_cap)
-			return ELV_EINVAL;
-		if (th->fast_size != ELV_THR_NO_SIZE && !elv_bucket_cost_fits(b))
 			return ELV_EINVAL;
 	}
 	/* No level may be above its allowance after calm_from. */

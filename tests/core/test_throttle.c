@@ -217,6 +217,45 @@ static void test_take_exact(void **state)
 }
 
 /*
+ * As test_take_exact() with sizes that change from one request to the next (512, 1024,
+ * 4096, 512, 8192, 1024 bytes), in both directions: the bytes level holds exactly their sum
+ * times 1e9 / 3e6 ns, the operations level i * 1e9 / 70, on empty and on partly full levels.
+ */
+static void test_take_sizes(void **state)
+{
+	static const uint64_t bytes[] = { 512, 1024, 4096, 512, 8192, 1024 };
+	struct elv_throttle_settings t = { 0 };
+	static const uint32_t none[2];
+	const struct elv_thr_bucket *bps, *ops;
+	uint64_t now = 1000, sum;
+	struct elv_thr th;
+	unsigned round, i;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 3000000, 0, 0);
+	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 70, 0, 0);
+	memset(&th, 0, sizeof(th));
+	elv_thr_apply(&th, &t, now, none, 100 * QS_MS, QS_MS);
+	bps = &th.u.b[ELV_THROTTLE_BPS_TOTAL];
+	ops = &th.u.b[ELV_THROTTLE_IOPS_TOTAL];
+	for (round = 0; round < 3; round++) {
+		for (i = 0, sum = 0; i < 6; i++) {
+			sum += bytes[(i + round) % 6];
+			assert_int_equal(elv_thr_take(&th, (i + round) % 3 ? ELV_DIR_READ
+								       : ELV_DIR_WRITE,
+						      bytes[(i + round) % 6], now),
+					 0);
+			assert_int_equal(elv_thr_check(&th), 0);
+			assert_int_equal(bps->tat, now + sum * 1000000000ull / 3000000);
+			assert_int_equal(bps->frac, sum * 1000000000ull % 3000000);
+			assert_int_equal(ops->tat, now + (i + 1) * 1000000000ull / 70);
+			assert_int_equal(ops->frac, (i + 1) * 1000000000ull % 70);
+		}
+		now += QS_SEC;
+	}
+}
+
+/*
  * A level stops at the horizon (H = 2^62 ns ahead) however large the request. At 1000
  * bytes/s a request of H / 1e6 bytes (rounded down) costs less than H but more than H - 100
  * ms, so a second one that finds the level 1 ns below its 100 ms allowance passes and would
@@ -713,6 +752,7 @@ int main(void)
 		cmocka_unit_test(test_vector_directions),
 		cmocka_unit_test(test_size_changes),
 		cmocka_unit_test(test_take_exact),
+		cmocka_unit_test(test_take_sizes),
 		cmocka_unit_test(test_horizon),
 		cmocka_unit_test(test_vector_validation),
 		cmocka_unit_test(test_group_turns),
