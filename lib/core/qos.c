@@ -54,7 +54,7 @@ struct elv_qclient {
 	struct elv_throttle_settings thr_set;
 	struct elv_mclock_settings mc_set;
 	struct elv_thr thr;
-	struct elv_qos_client_stats st;
+	struct elv_qos_client_stats st; /* but the phase counts, which mClock keeps (mc.served) */
 };
 
 _Static_assert(sizeof(struct elv_qstate) <= sizeof(struct elv_qos), "struct elv_qos too small");

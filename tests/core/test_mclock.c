@@ -262,8 +262,9 @@ static void test_depth(void **state)
  * phases follow the reservation tag R = max(t, R' + c / r) exactly, here kept in units of
  * 1 / r ns. Reservation 3 per second makes each step a third of a ns past a whole one;
  * requests cost 1 or 2 (cost_size 4096); a quarter of them arrive a ns before, at or after the
- * tag they would move to, the others after gaps, some longer than the idle age. Service outside the reservation phase leaves R where it was.
- * The phase counts survive the client leaving mClock and coming back.
+ * tag they would move to, the others after gaps, some longer than the idle age. Service
+ * outside the reservation phase leaves R where it was. The phase counts survive the client
+ * leaving mClock and coming back.
  */
 static void test_direct_phases(void **state)
 {
