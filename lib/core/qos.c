@@ -474,9 +474,10 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 	return elv_qos_own_thr(cs, rq, dir, now);
 }
 
-static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)
+/* elv_qos_release() while the throttles hold requests: those that may go first. */
+static ELV_QOS_APART struct elv_request *elv_qos_release_thr(struct elv_queue *q,
+							     struct elv_qstate *qs, uint64_t now)
 {
-	struct elv_qstate *qs = q->stage[ELV_STAGE_QOS].data;
 	struct elv_qclient *cs, *cg, *m;
 	struct elv_request *rq;
 
@@ -488,6 +489,16 @@ static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)
 			return rq;
 		elv_mc_add(&qs->mc, &m->mc, rq, now); /* still held, now by mClock */
 	}
+	return elv_qos_mc_release(q, qs, now);
+}
+
+static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)
+{
+	struct elv_qstate *qs = q->stage[ELV_STAGE_QOS].data;
+
+	/* Without throttled requests only mClock may release one; most calls find no room. */
+	if (qs->nr_held)
+		return elv_qos_release_thr(q, qs, now);
 	return elv_qos_mc_release(q, qs, now);
 }
 
