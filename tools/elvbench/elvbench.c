@@ -72,6 +72,8 @@ struct bench_state {
 	unsigned nr_queued;    /* tracked here, so the loop never asks the library */
 	struct elv_stream *streams;
 	uint64_t *stream_next; /* next sector of each stream (sequential pattern) */
+	uint64_t *stream_nr;   /* requests each stream has made */
+	int sizes_vary;        /* "+throttle-mixed": a stream's request sizes alternate */
 	uint64_t rng;
 	uint64_t now;
 	uint64_t head;         /* where the last dispatched request ended */
@@ -136,6 +138,9 @@ static void fill_request(struct bench_state *b, struct io *io)
 			io->rq.op = ELV_OP_WRITE;
 		break;
 	}
+	if (b->sizes_vary && b->stream_nr[s] % 2)
+		io->rq.nr_sectors = 16;
+	b->stream_nr[s]++;
 	if (b->pattern == PAT_PRIO)
 		io->rq.ioprio = ELV_PRIO(1 + rng_next(&b->rng) % 3, 4);
 	if (b->streams)
@@ -378,6 +383,8 @@ static int floor_setup(struct bench_state *b, size_t nr_ios)
  * A policy with an admission stage attached, "<policy>+<stage>":
  *   "+throttle"  every stream capped by a leaky-bucket throttle (bytes and operations) it
  *                never reaches, so each request is metered and passes;
+ *   "+throttle-mixed"  the "+throttle" buckets, each stream's requests 4 KiB and 8 KiB in
+ *                turn, so that a request's costs are worked out again each time;
  *   "+throttle-busy"  the same buckets with caps 4% above each stream's offered rate (a
  *                request every 1,100 ns, add_one() and finish(), its stream drawn at random):
  *                a request mostly finds its levels partly full, never over their allowance;
@@ -397,8 +404,8 @@ static int floor_setup(struct bench_state *b, size_t nr_ios)
 
 static const char *stage_kind(const char *impl)
 {
-	static const char *const kinds[] = { "throttle", "throttle-busy", "mclock", "mclock-busy",
-					     "none", "zone" };
+	static const char *const kinds[] = { "throttle", "throttle-busy", "throttle-mixed",
+					     "mclock", "mclock-busy", "none", "zone" };
 	const char *plus = strchr(impl, '+');
 	unsigned i;
 
@@ -466,6 +473,7 @@ static int qos_setup(struct bench_state *b, const char *kind)
 		return -1;
 	t.limit[ELV_THROTTLE_BPS_TOTAL].avg = 1000000000000ull;
 	t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 100000000;
+	b->sizes_vary = !strcmp(kind, "throttle-mixed");
 	if (!strcmp(kind, "throttle-busy")) {
 		/* Offered: 1e9 / 1,100 ns / streams requests per second each, of 4 KiB. */
 		t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 945455 / b->c->streams;
@@ -499,7 +507,8 @@ static int bench_setup(struct bench_state *b, const struct bench_case *c, void *
 	b->ios = calloc(n, sizeof(*b->ios));
 	b->free_ios = calloc(n, sizeof(*b->free_ios));
 	b->stream_next = calloc(ns, sizeof(uint64_t));
-	if (b->pattern < 0 || !b->ios || !b->free_ios || !b->stream_next)
+	b->stream_nr = calloc(ns, sizeof(uint64_t));
+	if (b->pattern < 0 || !b->ios || !b->free_ios || !b->stream_next || !b->stream_nr)
 		return -1;
 	for (i = 0; i < n; i++)
 		put_io(b, &b->ios[n - 1 - i]);
@@ -564,6 +573,7 @@ static void bench_teardown(struct bench_state *b, void *mem)
 	free(b->ios);
 	free(b->free_ios);
 	free(b->stream_next);
+	free(b->stream_nr);
 	free(b->fnodes);
 	free(b->fq.buckets);
 	free(b->rnodes);
@@ -807,8 +817,8 @@ static void help(void)
 	       "                policy, a policy with a stage or a baseline, PATTERN random,\n"
 	       "                mixed, sequential or prio; NR_REQUESTS is DEPTH unless given,\n"
 	       "                0 the library's default\n\n"
-	       "stages: POLICY+throttle, POLICY+throttle-busy, POLICY+mclock, POLICY+mclock-busy,\n"
-	       "        POLICY+none (QoS, STREAMS > 0),\n"
+	       "stages: POLICY+throttle, POLICY+throttle-busy, POLICY+throttle-mixed,\n"
+	       "        POLICY+mclock, POLICY+mclock-busy, POLICY+none (QoS, STREAMS > 0),\n"
 	       "        POLICY+zone (256 MiB zones, sequential pattern, writers on zone starts)\n"
 	       "baselines: baseline-fifo, baseline-sorted-list, baseline-hash-fifo,\n"
 	       "           baseline-rbtree-fifo\n");
