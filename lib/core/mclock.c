@@ -135,28 +135,45 @@ static ELV_SPEED_INLINE void elv_mc_advance(uint64_t *tag, uint64_t *rem, uint64
 	elv_tag_next(tag, rem, q, r, rate, t, prev);
 }
 
-/* The weight and limit tags of @c's first request at @t (c->cost set; @prev: c->tagged). */
+/* The weight and limit tags of @c's first request, of @cost units, at @t (@prev: c->tagged). */
 static ELV_SPEED_INLINE void elv_mc_tag_pl(struct elv_mc *mc, struct elv_mc_client *c,
-					   uint64_t t, int prev)
+					   uint64_t cost, uint64_t t, int prev)
 {
-	elv_mc_advance(&c->p, &c->p_rem, c->cost, c->weight, c->p1, c->p1_rem, t, prev);
+	elv_mc_advance(&c->p, &c->p_rem, cost, c->weight, c->p1, c->p1_rem, t, prev);
 	if (c->lim)
-		elv_mc_advance(&c->l, &c->l_rem, c->cost, c->lim, c->l1, c->l1_rem, t, prev);
+		elv_mc_advance(&c->l, &c->l_rem, cost, c->lim, c->l1, c->l1_rem, t, prev);
 	/* Under ELV_QOS_AT_LIMIT_REJECT the limit was enforced at the door. */
 	c->ready = !c->lim || mc->at_limit == ELV_QOS_AT_LIMIT_REJECT || !elv_time_after(c->l, t);
 }
 
-/* Request @rq became the first of @c at @t: give it its tags. */
-static ELV_SPEED_INLINE void elv_mc_tag(struct elv_mc *mc, struct elv_mc_client *c,
-					const struct elv_request *rq, uint64_t t)
+/* The tags of @c's first request, of @cost units, at @t. */
+static ELV_SPEED_INLINE void elv_mc_tag_units(struct elv_mc *mc, struct elv_mc_client *c,
+					      uint64_t cost, uint64_t t)
 {
 	int prev = c->tagged;
 
-	c->cost = elv_mc_cost(mc, rq);
 	if (c->res)
-		elv_mc_advance(&c->r, &c->r_rem, c->cost, c->res, c->r1, c->r1_rem, t, prev);
-	elv_mc_tag_pl(mc, c, t, prev);
+		elv_mc_advance(&c->r, &c->r_rem, cost, c->res, c->r1, c->r1_rem, t, prev);
+	elv_mc_tag_pl(mc, c, cost, t, prev);
 	c->tagged = 1;
+}
+
+/* elv_mc_tag() for a request of more than one unit: each step takes a division. */
+static ELV_QOS_APART void elv_mc_tag_dear(struct elv_mc *mc, struct elv_mc_client *c, uint64_t t)
+{
+	elv_mc_tag_units(mc, c, c->cost, t);
+}
+
+/* Request @rq became the first of @c at @t: give it its tags. Most requests cost one unit,
+ * whose steps are kept in the client: those take no division and no call. */
+static ELV_SPEED_INLINE void elv_mc_tag(struct elv_mc *mc, struct elv_mc_client *c,
+					const struct elv_request *rq, uint64_t t)
+{
+	c->cost = elv_mc_cost(mc, rq);
+	if (c->cost == 1)
+		elv_mc_tag_units(mc, c, 1, t);
+	else
+		elv_mc_tag_dear(mc, c, t);
 }
 
 int elv_mc_offer(struct elv_mc *mc, struct elv_mc_client *c, uint64_t cost, uint64_t now)
@@ -296,7 +313,7 @@ int elv_mc_direct(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request
 	 * store it only when it stays.
 	 */
 	t = c->r + c->r1 + (c->r_rem + c->r1_rem >= c->res); /* the carry of the remainders */
-	elv_mc_tag_pl(mc, c, now, 1);
+	elv_mc_tag_pl(mc, c, 1, now, 1);
 	if (!elv_time_after(t, now) || t - now > ELV_QOS_HORIZON ||
 	    !(c->ready || mc->at_limit == ELV_QOS_AT_LIMIT_ALLOW)) {
 		/* Due, cut by the horizon, or waiting: the tag as elv_mc_tag() gives it. */
