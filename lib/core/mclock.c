@@ -331,9 +331,23 @@ static int elv_mc_less(uint64_t a, const struct elv_mc_client *ca, uint64_t b,
 	return a != b ? elv_time_before(a, b) : ca->id < cb->id;
 }
 
+/* The client with requests whose weight tag (P + delta) comes first. */
+static struct elv_mc_client *elv_mc_first_by_weight(struct elv_mc *mc)
+{
+	struct elv_mc_client *any = NULL, *c;
+	struct elv_list *l;
+
+	for (l = mc->active.next; l != &mc->active; l = l->next) {
+		c = elv_container_of(l, struct elv_mc_client, active);
+		if (!any || elv_mc_less(c->p + c->delta, c, any->p + any->delta, any))
+			any = c;
+	}
+	return any;
+}
+
 struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, uint64_t *next)
 {
-	struct elv_mc_client *res = NULL, *wgt = NULL, *any = NULL, *c;
+	struct elv_mc_client *res = NULL, *wgt = NULL, *c;
 	struct elv_list *l;
 	struct elv_request *rq;
 	int phase;
@@ -346,8 +360,6 @@ struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, uint64_t *next)
 			c->ready = 1; /* stays ready until served */
 		if (c->ready && (!wgt || elv_mc_less(c->p + c->delta, c, wgt->p + wgt->delta, wgt)))
 			wgt = c;
-		if (!any || elv_mc_less(c->p + c->delta, c, any->p + any->delta, any))
-			any = c;
 	}
 	if (res) {
 		c = res;
@@ -355,8 +367,9 @@ struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, uint64_t *next)
 	} else if (wgt) {
 		c = wgt;
 		phase = ELV_MC_WEIGHT;
-	} else if (any && mc->at_limit == ELV_QOS_AT_LIMIT_ALLOW) {
-		c = any;
+	} else if (mc->at_limit == ELV_QOS_AT_LIMIT_ALLOW &&
+		   (c = elv_mc_first_by_weight(mc)) != NULL) {
+		/* Looked for only now: no client is due or within its limit. */
 		phase = ELV_MC_OVER;
 	} else {
 		*next = elv_mc_next(mc, now);
