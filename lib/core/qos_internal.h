@@ -30,27 +30,33 @@ uint64_t elv_qos_muldiv(uint64_t a, uint64_t b, uint64_t d, uint64_t *rem);
 /* ---- throttle.c ---------------------------------------------------------------------- */
 
 /*
- * One leaky bucket (A.1 of the fact sheet), kept as a time: its level, in units, is the
- * time it takes to drain at its rate, so the bucket is empty from @tat on and holds
+ * One level of a leaky bucket (A.1 of the fact sheet), kept as a time: its content, in units,
+ * is the time it takes to drain at its rate, so the level is empty from @tat on and holds
  * (tat - now + frac / den) ns worth of units before that. Draining costs nothing; filling
  * with n units adds n * 1e9 / den ns, exactly (the remainder is kept in @frac).
  */
+struct elv_thr_level {
+	/* Drains to zero at tat (+ frac / den ns). The two are apart: side by side, compilers
+	 * fill them in vector registers, which takes more instructions than it saves. */
+	uint64_t tat;
+	uint64_t allow;     /* what it may hold (ns) before a request waits */
+	uint64_t frac;
+	uint64_t den;       /* rate times the operation size (1 for bytes and plain ops) */
+	/* What a request of the bucket's cost_n units adds: ns + rem / den (sizes repeat,
+	 * divisions are dear). */
+	uint64_t ns, rem;
+};
+
+/* One leaky bucket: its average level and, with a burst length, its burst level. */
 struct elv_thr_bucket {
-	uint64_t tat, frac;   /* level: drains to zero at tat (+ frac / den ns) */
-	uint64_t btat, bfrac; /* burst level, drains at the burst rate (bden) */
-	uint64_t den;         /* avg rate times the operation size (1 for bytes and plain ops) */
-	uint64_t bden;        /* burst rate times the operation size; 0: no burst level */
-	uint64_t cap;         /* level (ns) the bucket may hold before a request waits */
+	struct elv_thr_level lv[2]; /* average, burst (lv[1].den 0: no burst level) */
 	/* Requests up to unit_upto bytes count as unit_size (one operation: 1, or iops_size
 	 * bytes at the operation rate); larger ones as their size. */
-	uint64_t unit_upto, unit_size;
-	/* What a request of the throttle's size in a direction that meets the bucket adds
-	 * (elv_thr::size): sizes repeat, divisions are dear. */
-	struct elv_thr_cost {
-		uint64_t n;         /* units (unit_size or bytes) it is for; 0: none yet */
-		uint64_t ns, rem;   /* to the level: ns + rem / den */
-		uint64_t bns, brem; /* to the burst level: bns + brem / bden (with a bden) */
-	} cost;
+	uint64_t unit_upto;
+	uint32_t unit_size;
+	/* The levels' costs cannot carry a level from below its allowance past the horizon. */
+	uint32_t cost_fits;
+	uint64_t cost_n; /* units (unit_size or bytes) the levels' costs are for; 0: none yet */
 };
 
 /* io.max state of one direction (A.2): what was dispatched in the current slice. */
@@ -67,10 +73,12 @@ struct elv_thr {
 	uint8_t used;    /* bit i: bucket i limits */
 	uint8_t leaky;   /* on, with ELV_THROTTLE_BUCKET */
 	uint32_t op_size; /* iops_size */
-	uint8_t nr_dir[2];     /* leaky bucket: buckets a request of each direction meets */
-	/* and where they are: byte offsets into u.b, which address a bucket in one addition
-	 * where an index would take a multiplication at each use */
-	uint16_t dir_off[2][4];
+	/* Leaky buckets: the buckets a request of each direction meets, and their levels (at
+	 * most two buckets, QEMU's rules, of two levels each), where they are: byte offsets
+	 * from the throttle, which address one in an addition where an index would take a
+	 * multiplication at each use. */
+	uint8_t nr_dir[2], nr_lv[2];
+	uint16_t dir_off[2][4], lv_off[2][4];
 	uint64_t slice, tick; /* io.max slice and clock tick (ns) */
 	/* Leaky buckets: every level is below its allowance at any queue time after this one
 	 * (the latest level minus its allowance, kept as levels fill), so one comparison clears a
@@ -79,8 +87,9 @@ struct elv_thr {
 	/* Leaky buckets: the largest allowance of a level, so that every level is empty at any
 	 * queue time after calm_from + drain_cap. */
 	uint64_t drain_cap;
-	/* Leaky buckets, per direction: the request size the costs of the buckets it meets are
-	 * for; 0: none. */
+	/* Leaky buckets, per direction: the request size the costs of the levels it meets are
+	 * for, when those costs cannot carry a level from below its allowance past the horizon
+	 * (so a fill from there needs no horizon test); 0: none. */
 	uint64_t size[2];
 	union {
 		struct elv_thr_bucket b[ELV_THROTTLE_NR];

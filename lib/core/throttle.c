@@ -160,33 +160,40 @@ int elv_throttle_check(const struct elv_throttle_settings *t)
 	return elv_thr_validate(t);
 }
 
-/* Bucket @k from limit @l: its rates scaled to operation size, its allowance in ns. */
+/* An empty level at @now draining at @den per second, allowed to hold @allow ns. */
+static void elv_level_setup(struct elv_thr_level *lv, uint64_t den, uint64_t allow, uint64_t now)
+{
+	lv->tat = now;
+	lv->frac = 0;
+	lv->den = den;
+	lv->allow = allow;
+	lv->ns = lv->rem = 0;
+}
+
+/* Bucket @k from limit @l: its rates scaled to operation size, its allowances in ns. */
 static void elv_bucket_setup(struct elv_thr_bucket *b, const struct elv_throttle_limit *l,
-			     uint64_t size, uint64_t now)
+			     uint32_t size, uint64_t now)
 {
 	uint64_t len = l->max_length > 1 ? l->max_length : 1, rem;
-
-	b->tat = b->btat = now;
-	b->frac = b->bfrac = 0;
-	b->cost.n = 0; /* no cost at these rates yet */
-	b->den = l->avg * size;
-	b->unit_size = size;
 	/* Without a burst rate, 100 ms worth of the average may stand in the bucket. */
-	b->cap = ELV_NSEC_PER_SEC / 10;
+	uint64_t allow = ELV_NSEC_PER_SEC / 10;
+
 	if (l->max) {
-		b->cap = elv_qos_muldiv(l->max, len * ELV_NSEC_PER_SEC, l->avg, &rem);
-		if (b->cap > ELV_QOS_HORIZON)
-			b->cap = ELV_QOS_HORIZON;
+		allow = elv_qos_muldiv(l->max, len * ELV_NSEC_PER_SEC, l->avg, &rem);
+		if (allow > ELV_QOS_HORIZON)
+			allow = ELV_QOS_HORIZON;
 	}
-	b->bden = 0;
-	if (len > 1)
-		b->bden = l->max * size;
+	elv_level_setup(&b->lv[0], l->avg * size, allow, now);
+	elv_level_setup(&b->lv[1], len > 1 ? l->max * size : 0, ELV_THR_BURST_ALLOW, now);
+	b->unit_size = size;
+	b->cost_n = 0; /* no cost at these rates yet */
+	b->cost_fits = 0;
 }
 
 /* The larger allowance of bucket @b's levels. */
 static uint64_t elv_bucket_top_allow(const struct elv_thr_bucket *b)
 {
-	return b->bden && b->cap < ELV_THR_BURST_ALLOW ? ELV_THR_BURST_ALLOW : b->cap;
+	return b->lv[1].den && b->lv[1].allow > b->lv[0].allow ? b->lv[1].allow : b->lv[0].allow;
 }
 
 /* The later of @calm_from and @t (a level minus its allowance). */
@@ -206,11 +213,24 @@ static uint64_t elv_thr_calm_of(const struct elv_thr *th, uint64_t from)
 
 		if (!(th->used & (1u << k)))
 			continue;
-		from = elv_calm_after(from, b->tat - b->cap);
-		if (b->bden)
-			from = elv_calm_after(from, b->btat - ELV_THR_BURST_ALLOW);
+		from = elv_calm_after(from, b->lv[0].tat - b->lv[0].allow);
+		if (b->lv[1].den)
+			from = elv_calm_after(from, b->lv[1].tat - b->lv[1].allow);
 	}
 	return from;
+}
+
+/* List bucket @k, and its levels, among those a request of direction @dir meets. */
+static void elv_thr_list_bucket(struct elv_thr *th, int dir, int k)
+{
+	const struct elv_thr_bucket *b = &th->u.b[k];
+	size_t off = offsetof(struct elv_thr, u.b) + (unsigned)k * sizeof(*b);
+
+	th->dir_off[dir][th->nr_dir[dir]++] = (uint16_t)off;
+	th->lv_off[dir][th->nr_lv[dir]++] = (uint16_t)(off + offsetof(struct elv_thr_bucket, lv));
+	if (b->lv[1].den)
+		th->lv_off[dir][th->nr_lv[dir]++] =
+			(uint16_t)(off + offsetof(struct elv_thr_bucket, lv) + sizeof(b->lv[0]));
 }
 
 /* io.max: a new slice from @now; @keep keeps the carried-over credit. */
@@ -282,7 +302,7 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 		}
 		return;
 	}
-	th->nr_dir[0] = th->nr_dir[1] = 0;
+	th->nr_dir[0] = th->nr_dir[1] = th->nr_lv[0] = th->nr_lv[1] = 0;
 	th->drain_cap = 0;
 	for (k = 0; k < ELV_THROTTLE_NR; k++) {
 		if (!(th->used & (1u << k)))
@@ -297,9 +317,7 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 							 : UINT64_MAX;
 		for (dir = 0; dir < 2; dir++)
 			if (elv_bucket_mask(dir) & (1u << k))
-				th->dir_off[dir][th->nr_dir[dir]++] =
-					(uint16_t)(offsetof(struct elv_thr, u.b) +
-						   (unsigned)k * sizeof(struct elv_thr_bucket));
+				elv_thr_list_bucket(th, dir, k);
 	}
 	/* Every level empty from now: below its allowance after now minus that allowance. */
 	th->calm_from = elv_thr_calm_of(th, now - th->drain_cap);
@@ -307,51 +325,54 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 
 /* ---- leaky bucket -------------------------------------------------------------------- */
 
-/* Time a level (drain time @tat + @frac) must drain at @now to be at most @cap: ceil. */
-static uint64_t elv_level_wait(uint64_t tat, uint64_t frac, uint64_t cap, uint64_t now)
+/* Time level @lv must drain at @now to hold at most its allowance: ceil. */
+static uint64_t elv_level_wait(const struct elv_thr_level *lv, uint64_t now)
 {
 	uint64_t lvl;
 
-	if (!elv_time_after(tat, now))
+	if (!elv_time_after(lv->tat, now))
 		return 0; /* empty (a fraction past tat counts as drained: under 1 ns) */
-	lvl = tat - now;
-	if (lvl < cap || (lvl == cap && !frac))
+	lvl = lv->tat - now;
+	if (lvl < lv->allow || (lvl == lv->allow && !lv->frac))
 		return 0;
-	return lvl - cap + (frac != 0);
+	return lvl - lv->allow + (lv->frac != 0);
 }
 
+/* A bucket's wait is its average level's, or else its burst level's (QEMU's order). */
 static uint64_t elv_bucket_wait(const struct elv_thr_bucket *b, uint64_t now)
 {
-	uint64_t w = elv_level_wait(b->tat, b->frac, b->cap, now);
+	uint64_t w = elv_level_wait(&b->lv[0], now);
 
-	if (!w && b->bden)
-		w = elv_level_wait(b->btat, b->bfrac, ELV_THR_BURST_ALLOW, now);
+	if (!w && b->lv[1].den)
+		w = elv_level_wait(&b->lv[1], now);
 	return w;
 }
 
-/* Fill a level by @ns + @rem / @den ns (@ns below the horizon). */
-static ELV_SPEED_INLINE void elv_level_fill(uint64_t *tat, uint64_t *frac, uint64_t ns,
-					    uint64_t rem, uint64_t den, uint64_t now)
+/*
+ * Fill level @lv with its cost at @now. Unless @clip is 0 (the caller knows the cost cannot
+ * carry the level past the horizon), a level that would reach past the horizon stops there:
+ * differences must stay below 2^63.
+ */
+static ELV_SPEED_INLINE void elv_level_fill(struct elv_thr_level *lv, uint64_t now, int clip)
 {
-	uint64_t t = *tat, f = *frac;
+	uint64_t t = lv->tat, f = lv->frac;
 
 	if (elv_time_before(t, now)) { /* drained: empty */
 		t = now;
 		f = 0;
 	}
-	t += ns;
-	f += rem;
-	if (f >= den) {
-		f -= den;
+	t += lv->ns;
+	f += lv->rem;
+	if (f >= lv->den) {
+		f -= lv->den;
 		t++;
 	}
-	/* Never let a level reach past the horizon: differences must stay below 2^63. */
-	if (ELV_UNLIKELY(t - now > ELV_QOS_HORIZON)) {
+	if (clip && ELV_UNLIKELY(t - now > ELV_QOS_HORIZON)) {
 		t = now + ELV_QOS_HORIZON;
 		f = 0;
 	}
-	*tat = t;
-	*frac = f;
+	lv->tat = t;
+	lv->frac = f;
 }
 
 /* The time @n units take to drain at @den per second: ns, remainder in *@rem; at most the
@@ -366,14 +387,27 @@ static uint64_t elv_drain_ns(uint64_t n, uint64_t den, uint64_t *rem)
 	return ELV_QOS_HORIZON;
 }
 
-/* What @n units add to bucket @b, at its average and burst rates. */
-static void elv_bucket_cost(const struct elv_thr_bucket *b, uint64_t n, struct elv_thr_cost *c)
+/* Does level @lv's cost keep it within the horizon when it fills from below its allowance?
+ * It holds less than allow then, and a fill adds at most ns and one for the remainders. */
+static int elv_level_cost_fits(const struct elv_thr_level *lv)
 {
-	c->n = n;
-	c->ns = elv_drain_ns(n, b->den, &c->rem);
-	c->bns = c->brem = 0;
-	if (b->bden)
-		c->bns = elv_drain_ns(n, b->bden, &c->brem);
+	return lv->ns <= ELV_QOS_HORIZON - lv->allow;
+}
+
+/* elv_level_cost_fits() for each level of bucket @b. */
+static int elv_bucket_cost_fits(const struct elv_thr_bucket *b)
+{
+	return elv_level_cost_fits(&b->lv[0]) && (!b->lv[1].den || elv_level_cost_fits(&b->lv[1]));
+}
+
+/* Set the costs of bucket @b's levels to those of @n units. */
+static void elv_bucket_cost(struct elv_thr_bucket *b, uint64_t n)
+{
+	b->cost_n = n;
+	b->lv[0].ns = elv_drain_ns(n, b->lv[0].den, &b->lv[0].rem);
+	if (b->lv[1].den)
+		b->lv[1].ns = elv_drain_ns(n, b->lv[1].den, &b->lv[1].rem);
+	b->cost_fits = (uint32_t)elv_bucket_cost_fits(b);
 }
 
 /* The units a request of @bytes counts for in bucket @b: one op, bytes / op size ops (in
@@ -383,48 +417,57 @@ static uint64_t elv_bucket_units(const struct elv_thr_bucket *b, uint64_t bytes)
 	return bytes <= b->unit_upto ? b->unit_size : bytes;
 }
 
-/* The bucket at byte offset @off into @th (th->dir_off). */
+/* The bucket at byte offset @off from @th (th->dir_off). */
 static ELV_SPEED_INLINE struct elv_thr_bucket *elv_thr_bucket_at(const struct elv_thr *th,
 								 unsigned off)
 {
 	return (struct elv_thr_bucket *)(uintptr_t)((const char *)th + off);
 }
 
-/* The costs of the buckets a request of @bytes in direction @dir meets, worked out again
+/* The level at byte offset @off from @th (th->lv_off). */
+static ELV_SPEED_INLINE struct elv_thr_level *elv_thr_level_at(const struct elv_thr *th,
+							       unsigned off)
+{
+	return (struct elv_thr_level *)(uintptr_t)((const char *)th + off);
+}
+
+/*
+ * The costs of the buckets a request of @bytes in direction @dir meets, worked out again
  * only where the units change (never for one operation); a bucket the other direction also
- * meets may change, so its size is forgotten then. */
-static ELV_COLD void elv_thr_size(struct elv_thr *th, int dir, uint64_t bytes)
+ * meets may change, so its size is forgotten then. th->size[dir] becomes @bytes when no
+ * cost of them can carry a level from below its allowance past the horizon (else 0), and
+ * the result says which.
+ */
+static ELV_SPEED_INLINE int elv_thr_size(struct elv_thr *th, int dir, uint64_t bytes)
 {
 	unsigned i;
+	int fits = 1;
 
 	for (i = 0; i < th->nr_dir[dir]; i++) {
 		struct elv_thr_bucket *b = elv_thr_bucket_at(th, th->dir_off[dir][i]);
 
-		if (elv_bucket_units(b, bytes) != b->cost.n) {
-			elv_bucket_cost(b, elv_bucket_units(b, bytes), &b->cost);
+		if (elv_bucket_units(b, bytes) != b->cost_n) {
+			elv_bucket_cost(b, elv_bucket_units(b, bytes));
 			th->size[!dir] = 0;
 		}
+		fits &= (int)b->cost_fits;
 	}
-	th->size[dir] = bytes;
+	th->size[dir] = fits ? bytes : 0;
+	return fits;
 }
 
-/* Fill the buckets a request of direction @dir meets with their costs (for th->size[dir]),
- * and move calm_from past every level's allowance. */
-static ELV_SPEED_INLINE void elv_thr_fill(struct elv_thr *th, int dir, uint64_t now)
+/* Fill the levels a request of direction @dir meets with their costs (@clip: as for
+ * elv_level_fill()), and move calm_from past every level's allowance. */
+static ELV_SPEED_INLINE void elv_thr_fill(struct elv_thr *th, int dir, uint64_t now, int clip)
 {
-	const uint16_t *off = th->dir_off[dir], *end = off + th->nr_dir[dir];
+	const uint16_t *off = th->lv_off[dir], *end = off + th->nr_lv[dir];
 	uint64_t calm_from = th->calm_from;
 
 	for (; off != end; off++) {
-		struct elv_thr_bucket *b = elv_thr_bucket_at(th, *off);
-		const struct elv_thr_cost *c = &b->cost;
+		struct elv_thr_level *lv = elv_thr_level_at(th, *off);
 
-		elv_level_fill(&b->tat, &b->frac, c->ns, c->rem, b->den, now);
-		calm_from = elv_calm_after(calm_from, b->tat - b->cap);
-		if (b->bden) {
-			elv_level_fill(&b->btat, &b->bfrac, c->bns, c->brem, b->bden, now);
-			calm_from = elv_calm_after(calm_from, b->btat - ELV_THR_BURST_ALLOW);
-		}
+		elv_level_fill(lv, now, clip);
+		calm_from = elv_calm_after(calm_from, lv->tat - lv->allow);
 	}
 	th->calm_from = calm_from;
 }
@@ -436,21 +479,15 @@ static ELV_SPEED_INLINE void elv_thr_fill(struct elv_thr *th, int dir, uint64_t 
  */
 static ELV_SPEED_INLINE void elv_thr_fill_empty(struct elv_thr *th, int dir, uint64_t now)
 {
-	const uint16_t *off = th->dir_off[dir], *end = off + th->nr_dir[dir];
+	const uint16_t *off = th->lv_off[dir], *end = off + th->nr_lv[dir];
 	uint64_t calm_from = th->calm_from;
 
 	for (; off != end; off++) {
-		struct elv_thr_bucket *b = elv_thr_bucket_at(th, *off);
-		const struct elv_thr_cost *c = &b->cost;
+		struct elv_thr_level *lv = elv_thr_level_at(th, *off);
 
-		b->tat = now + c->ns;
-		b->frac = c->rem;
-		calm_from = elv_calm_after(calm_from, b->tat - b->cap);
-		if (b->bden) {
-			b->btat = now + c->bns;
-			b->bfrac = c->brem;
-			calm_from = elv_calm_after(calm_from, b->btat - ELV_THR_BURST_ALLOW);
-		}
+		lv->tat = now + lv->ns;
+		lv->frac = lv->rem;
+		calm_from = elv_calm_after(calm_from, lv->tat - lv->allow);
 	}
 	th->calm_from = calm_from;
 }
@@ -551,8 +588,8 @@ static ELV_SPEED_INLINE uint64_t elv_thr_wait_in(struct elv_thr *th, int dir, ui
 		const struct elv_thr_bucket *b = elv_thr_bucket_at(th, th->dir_off[dir][i]);
 
 		/* Nearly always below the allowance: one comparison per level. */
-		if (elv_time_before(b->tat, now + b->cap) &&
-		    (!b->bden || elv_time_before(b->btat, now + ELV_THR_BURST_ALLOW)))
+		if (elv_time_before(b->lv[0].tat, now + b->lv[0].allow) &&
+		    (!b->lv[1].den || elv_time_before(b->lv[1].tat, now + b->lv[1].allow)))
 			continue;
 		x = elv_bucket_wait(b, now);
 		if (x > w)
@@ -578,7 +615,7 @@ static ELV_SPEED_INLINE void elv_thr_charge_in(struct elv_thr *th, int dir, uint
 	}
 	if (ELV_UNLIKELY(bytes != th->size[dir]))
 		elv_thr_size(th, dir, bytes);
-	elv_thr_fill(th, dir, now);
+	elv_thr_fill(th, dir, now, 1);
 }
 
 uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued)
@@ -603,22 +640,22 @@ static ELV_QOS_APART uint64_t elv_thr_take_any(struct elv_thr *th, int dir, uint
 }
 
 /* elv_thr_take() for a request of another size than the last in its direction: its costs,
- * then as usual; unless some level may be above its allowance (the request may have to
- * wait, and elv_thr_charge() works the costs out if it goes). */
+ * then as usual when they fit below the horizon; unless some level may be above its
+ * allowance (the request may have to wait, and elv_thr_charge() works the costs out if it
+ * goes). */
 static ELV_COLD uint64_t elv_thr_take_resized(struct elv_thr *th, int dir, uint64_t bytes,
 					      uint64_t now)
 {
-	if (!elv_time_after(now, th->calm_from))
-		return elv_thr_take_any(th, dir, bytes, now);
-	elv_thr_size(th, dir, bytes);
-	return elv_thr_take(th, dir, bytes, now);
+	if (elv_time_after(now, th->calm_from) && elv_thr_size(th, dir, bytes))
+		return elv_thr_take(th, dir, bytes, now);
+	return elv_thr_take_any(th, dir, bytes, now);
 }
 
 uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
 {
-	/* As a request nearly always finds them: leaky buckets with costs for its size, all
-	 * empty (a level holds at most its allowance at calm_from) or all below their
-	 * allowances. */
+	/* As a request nearly always finds them: leaky buckets with costs for its size (which
+	 * keep a level filled from below its allowance within the horizon), all empty (a level
+	 * holds at most its allowance at calm_from) or all below their allowances. */
 	if (ELV_LIKELY(th->leaky)) {
 		if (ELV_UNLIKELY(bytes != th->size[dir]))
 			return elv_thr_take_resized(th, dir, bytes, now);
@@ -627,27 +664,30 @@ uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
 			return 0;
 		}
 		if (elv_time_after(now, th->calm_from)) {
-			elv_thr_fill(th, dir, now);
+			elv_thr_fill(th, dir, now, 0);
 			return 0;
 		}
 	}
 	return elv_thr_take_any(th, dir, bytes, now);
 }
 
-/* Are the costs of the buckets a request of direction @dir meets those of th->size[dir]
- * (0: none to check)? */
+/* Are the costs of the levels a request of direction @dir meets those of th->size[dir]
+ * (0: none to check), and within the horizon from below their allowances? */
 static int elv_thr_costs_right(const struct elv_thr *th, int dir)
 {
-	struct elv_thr_cost c;
-	unsigned i;
+	struct elv_thr_bucket c;
+	unsigned i, k;
 
 	for (i = 0; th->size[dir] && i < th->nr_dir[dir]; i++) {
 		const struct elv_thr_bucket *b = elv_thr_bucket_at(th, th->dir_off[dir][i]);
 
-		elv_bucket_cost(b, elv_bucket_units(b, th->size[dir]), &c);
-		if (c.n != b->cost.n || c.ns != b->cost.ns || c.rem != b->cost.rem ||
-		    c.bns != b->cost.bns || c.brem != b->cost.brem)
+		c = *b;
+		elv_bucket_cost(&c, elv_bucket_units(b, th->size[dir]));
+		if (c.cost_n != b->cost_n || c.cost_fits != b->cost_fits)
 			return 0;
+		for (k = 0; k < 2; k++)
+			if (c.lv[k].ns != b->lv[k].ns || c.lv[k].rem != b->lv[k].rem)
+				return 0;
 	}
 	return 1;
 }
@@ -670,7 +710,8 @@ int elv_thr_check(const struct elv_thr *th)
 
 		if (!(th->used & (1u << k)))
 			continue;
-		if (!b->den || b->frac >= b->den || (b->bden && b->bfrac >= b->bden))
+		if (!b->lv[0].den || b->lv[0].frac >= b->lv[0].den ||
+		    (b->lv[1].den && b->lv[1].frac >= b->lv[1].den))
 			return ELV_EINVAL;
 		if (elv_bucket_top_allow(b) > th->drain_cap)
 			return ELV_EINVAL;

@@ -132,7 +132,7 @@ static void test_vector_iops_size(void **state)
 		elv_thr_apply(&th, &t, 1000, none, 100 * QS_MS, QS_MS);
 		assert_int_equal(elv_thr_wait(&th, ELV_DIR_READ, v[k].bytes, 1000, 0), 0);
 		elv_thr_charge(&th, ELV_DIR_READ, v[k].bytes, 1000);
-		assert_int_equal(th.u.b[ELV_THROTTLE_IOPS_TOTAL].tat - 1000, v[k].level_ns);
+		assert_int_equal(th.u.b[ELV_THROTTLE_IOPS_TOTAL].lv[0].tat - 1000, v[k].level_ns);
 		assert_int_equal(elv_thr_check(&th), 0);
 	}
 	qs_init_throttled(&S, &elv_policy_cfq, &t);
@@ -169,11 +169,11 @@ static void test_size_changes(void **state)
 		assert_int_equal(elv_thr_check(&th), 0);
 	}
 	b = &th.u.b[ELV_THROTTLE_BPS_TOTAL];
-	assert_int_equal(b->tat, 682666666666ull);
-	assert_int_equal(b->frac, 2);
+	assert_int_equal(b->lv[0].tat, 682666666666ull);
+	assert_int_equal(b->lv[0].frac, 2);
 	b = &th.u.b[ELV_THROTTLE_IOPS_TOTAL];
-	assert_int_equal(b->tat, 428571428ull);
-	assert_int_equal(b->frac, 4);
+	assert_int_equal(b->lv[0].tat, 428571428ull);
+	assert_int_equal(b->lv[0].frac, 4);
 }
 
 /*
@@ -205,10 +205,10 @@ static void test_take_exact(void **state)
 			assert_int_equal(elv_thr_check(&th), 0);
 			if (w)
 				break;
-			assert_int_equal(bps->tat, now + i * 4096000000000ull / 3000000);
-			assert_int_equal(bps->frac, i * 4096000000000ull % 3000000);
-			assert_int_equal(ops->tat, now + i * 1000000000ull / 70);
-			assert_int_equal(ops->frac, i * 1000000000ull % 70);
+			assert_int_equal(bps->lv[0].tat, now + i * 4096000000000ull / 3000000);
+			assert_int_equal(bps->lv[0].frac, i * 4096000000000ull % 3000000);
+			assert_int_equal(ops->lv[0].tat, now + i * 1000000000ull / 70);
+			assert_int_equal(ops->lv[0].frac, i * 1000000000ull % 70);
 		}
 		assert_int_equal(i, 9);
 		assert_int_equal(w, 14285715);
@@ -246,10 +246,10 @@ static void test_take_sizes(void **state)
 						      bytes[(i + round) % 6], now),
 					 0);
 			assert_int_equal(elv_thr_check(&th), 0);
-			assert_int_equal(bps->tat, now + sum * 1000000000ull / 3000000);
-			assert_int_equal(bps->frac, sum * 1000000000ull % 3000000);
-			assert_int_equal(ops->tat, now + (i + 1) * 1000000000ull / 70);
-			assert_int_equal(ops->frac, (i + 1) * 1000000000ull % 70);
+			assert_int_equal(bps->lv[0].tat, now + sum * 1000000000ull / 3000000);
+			assert_int_equal(bps->lv[0].frac, sum * 1000000000ull % 3000000);
+			assert_int_equal(ops->lv[0].tat, now + (i + 1) * 1000000000ull / 70);
+			assert_int_equal(ops->lv[0].frac, (i + 1) * 1000000000ull % 70);
 		}
 		now += QS_SEC;
 	}
@@ -277,11 +277,11 @@ static void test_horizon(void **state)
 	elv_thr_apply(&th, &t, now, none, 100 * QS_MS, QS_MS);
 	assert_int_equal(elv_thr_take(&th, ELV_DIR_READ, bytes, now), 0);
 	assert_int_equal(elv_thr_check(&th), 0);
-	assert_int_equal(th.u.b[ELV_THROTTLE_BPS_TOTAL].tat, now + cost);
+	assert_int_equal(th.u.b[ELV_THROTTLE_BPS_TOTAL].lv[0].tat, now + cost);
 	now += cost - cap + 1;
 	assert_int_equal(elv_thr_take(&th, ELV_DIR_READ, bytes, now), 0);
 	assert_int_equal(elv_thr_check(&th), 0);
-	assert_int_equal(th.u.b[ELV_THROTTLE_BPS_TOTAL].tat, now + horizon);
+	assert_int_equal(th.u.b[ELV_THROTTLE_BPS_TOTAL].lv[0].tat, now + horizon);
 	assert_int_equal(elv_thr_take(&th, ELV_DIR_WRITE, 512, now), horizon - cap);
 	assert_int_equal(elv_thr_check(&th), 0);
 }
