@@ -456,6 +456,12 @@ static ELV_SPEED_INLINE int elv_thr_size(struct elv_thr *th, int dir, uint64_t b
 	return fits;
 }
 
+/* elv_thr_size() out of line, for a path whose usual case should not pay its registers. */
+static ELV_COLD void elv_thr_size_apart(struct elv_thr *th, int dir, uint64_t bytes)
+{
+	elv_thr_size(th, dir, bytes);
+}
+
 /* Fill the levels a request of direction @dir meets with their costs (@clip: as for
  * elv_level_fill()), and move calm_from past every level's allowance. */
 static ELV_SPEED_INLINE void elv_thr_fill(struct elv_thr *th, int dir, uint64_t now, int clip)
@@ -614,7 +620,7 @@ static ELV_SPEED_INLINE void elv_thr_charge_in(struct elv_thr *th, int dir, uint
 		return;
 	}
 	if (ELV_UNLIKELY(bytes != th->size[dir]))
-		elv_thr_size(th, dir, bytes);
+		elv_thr_size_apart(th, dir, bytes);
 	elv_thr_fill(th, dir, now, 1);
 }
 
