@@ -256,6 +256,44 @@ static void test_take_sizes(void **state)
 }
 
 /*
+ * A bucket with a burst level, through elv_thr_take(): 3 MB/s on average, 6 MB/s for 2 s.
+ * Back-to-back 4 KiB requests fill the average level by 4096 e9 / 3e6 ns each and the burst
+ * level by 4096 e9 / 6e6 ns (remainders exact), the first from empty levels, the others from
+ * partly full ones; the burst level passes its 100 ms allowance first: the 147th request
+ * brings it to 100352000 ns exactly (it went at 99669333 ns and 1/3), so the 148th waits
+ * 352000 ns, while the average level (200704000 ns) is far below its 4 s.
+ */
+static void test_take_burst(void **state)
+{
+	struct elv_throttle_settings t = { 0 };
+	static const uint32_t none[2];
+	const struct elv_thr_level *avg, *burst;
+	struct elv_thr th;
+	uint64_t now = 7000, i, w;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 3000000, 6000000, 2);
+	memset(&th, 0, sizeof(th));
+	elv_thr_apply(&th, &t, now, none, 100 * QS_MS, QS_MS);
+	avg = &th.u.b[ELV_THROTTLE_BPS_TOTAL].lv[0];
+	burst = &th.u.b[ELV_THROTTLE_BPS_TOTAL].lv[1];
+	for (i = 1;; i++) {
+		w = elv_thr_take(&th, i % 2 ? ELV_DIR_READ : ELV_DIR_WRITE, 4096, now);
+		assert_int_equal(elv_thr_check(&th), 0);
+		if (w)
+			break;
+		assert_int_equal(avg->tat, now + i * 4096000000000ull / 3000000);
+		assert_int_equal(avg->frac, i * 4096000000000ull % 3000000);
+		assert_int_equal(burst->tat, now + i * 4096000000000ull / 6000000);
+		assert_int_equal(burst->frac, i * 4096000000000ull % 6000000);
+	}
+	assert_int_equal(i, 148);
+	assert_int_equal(w, 352000);
+	assert_int_equal(burst->tat, now + 100352000);
+	assert_int_equal(avg->tat, now + 200704000);
+}
+
+/*
  * A level stops at the horizon (H = 2^62 ns ahead) however large the request. At 1000
  * bytes/s a request of H / 1e6 bytes (rounded down) costs less than H but more than H - 100
  * ms, so a second one that finds the level 1 ns below its 100 ms allowance passes and would
@@ -752,6 +790,7 @@ int main(void)
 		cmocka_unit_test(test_vector_directions),
 		cmocka_unit_test(test_size_changes),
 		cmocka_unit_test(test_take_exact),
+		cmocka_unit_test(test_take_burst),
 		cmocka_unit_test(test_take_sizes),
 		cmocka_unit_test(test_horizon),
 		cmocka_unit_test(test_vector_validation),
