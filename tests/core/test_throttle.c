@@ -176,6 +176,21 @@ static void test_size_changes(void **state)
 	assert_int_equal(b->lv[0].frac, 4);
 }
 
+/* A throttle applied at @now with 3 MB/s and 70 ops/s (both directions), its two buckets. */
+static void take_setup(struct elv_thr *th, uint64_t now, const struct elv_thr_bucket **bps,
+		       const struct elv_thr_bucket **ops)
+{
+	struct elv_throttle_settings t = { 0 };
+	static const uint32_t none[2];
+
+	set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 3000000, 0, 0);
+	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 70, 0, 0);
+	memset(th, 0, sizeof(*th));
+	elv_thr_apply(th, &t, now, none, 100 * QS_MS, QS_MS);
+	*bps = &th->u.b[ELV_THROTTLE_BPS_TOTAL];
+	*ops = &th->u.b[ELV_THROTTLE_IOPS_TOTAL];
+}
+
 /*
  * Back-to-back 4 KiB requests, reads and writes in turn, at 3 MB/s and 70 ops/s: after i
  * of them the levels hold exactly i * 4096 e9 / 3e6 and i * 1e9 / 70 ns (remainders in
@@ -185,20 +200,13 @@ static void test_size_changes(void **state)
  */
 static void test_take_exact(void **state)
 {
-	struct elv_throttle_settings t = { 0 };
-	static const uint32_t none[2];
 	const struct elv_thr_bucket *bps, *ops;
 	struct elv_thr th;
 	uint64_t now = 1000, i, w;
 	unsigned round;
 
 	(void)state;
-	set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 3000000, 0, 0);
-	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 70, 0, 0);
-	memset(&th, 0, sizeof(th));
-	elv_thr_apply(&th, &t, now, none, 100 * QS_MS, QS_MS);
-	bps = &th.u.b[ELV_THROTTLE_BPS_TOTAL];
-	ops = &th.u.b[ELV_THROTTLE_IOPS_TOTAL];
+	take_setup(&th, now, &bps, &ops);
 	for (round = 0; round < 3; round++) {
 		for (i = 1;; i++) {
 			w = elv_thr_take(&th, i % 2 ? ELV_DIR_READ : ELV_DIR_WRITE, 4096, now);
@@ -224,20 +232,13 @@ static void test_take_exact(void **state)
 static void test_take_sizes(void **state)
 {
 	static const uint64_t bytes[] = { 512, 1024, 4096, 512, 8192, 1024 };
-	struct elv_throttle_settings t = { 0 };
-	static const uint32_t none[2];
 	const struct elv_thr_bucket *bps, *ops;
 	uint64_t now = 1000, sum;
 	struct elv_thr th;
 	unsigned round, i;
 
 	(void)state;
-	set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 3000000, 0, 0);
-	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 70, 0, 0);
-	memset(&th, 0, sizeof(th));
-	elv_thr_apply(&th, &t, now, none, 100 * QS_MS, QS_MS);
-	bps = &th.u.b[ELV_THROTTLE_BPS_TOTAL];
-	ops = &th.u.b[ELV_THROTTLE_IOPS_TOTAL];
+	take_setup(&th, now, &bps, &ops);
 	for (round = 0; round < 3; round++) {
 		for (i = 0, sum = 0; i < 6; i++) {
 			sum += bytes[(i + round) % 6];
