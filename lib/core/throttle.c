@@ -32,17 +32,23 @@ static void elv_mul128(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo)
 	*hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
 }
 
+/* elv_qos_muldiv() of two factors below 2^32, whose product a 64-bit word holds. */
+static ELV_SPEED_INLINE uint64_t elv_muldiv_small(uint64_t a, uint64_t b, uint64_t d,
+						  uint64_t *rem)
+{
+	uint64_t p = a * b, q = elv_div64(p, d);
+
+	*rem = p - q * d;
+	return q;
+}
+
 uint64_t elv_qos_muldiv(uint64_t a, uint64_t b, uint64_t d, uint64_t *rem)
 {
 	uint64_t hi, lo, q = 0, r;
 	int i;
 
-	if (!((a | b) >> 32)) {
-		lo = a * b;
-		q = elv_div64(lo, d);
-		*rem = lo - q * d;
-		return q;
-	}
+	if (!((a | b) >> 32))
+		return elv_muldiv_small(a, b, d, rem);
 	elv_mul128(a, b, &hi, &lo);
 	if (hi >= d) {
 		*rem = 0;
@@ -379,7 +385,13 @@ static ELV_SPEED_INLINE void elv_level_fill(struct elv_thr_level *lv, uint64_t n
  * horizon. */
 static uint64_t elv_drain_ns(uint64_t n, uint64_t den, uint64_t *rem)
 {
-	uint64_t ns = elv_qos_muldiv(n, ELV_NSEC_PER_SEC, den, rem);
+	uint64_t ns;
+
+	/* Below 2^32 units (a request under 4 GiB), the product fits a word and the time is
+	 * below 2^32 * 1e9 ns < 2^62, within the horizon: no call, no clip. */
+	if (!(n >> 32))
+		return elv_muldiv_small(n, ELV_NSEC_PER_SEC, den, rem);
+	ns = elv_qos_muldiv(n, ELV_NSEC_PER_SEC, den, rem);
 
 	if (ns <= ELV_QOS_HORIZON)
 		return ns;
@@ -401,7 +413,7 @@ static int elv_bucket_cost_fits(const struct elv_thr_bucket *b)
 }
 
 /* Set the costs of bucket @b's levels to those of @n units. */
-static void elv_bucket_cost(struct elv_thr_bucket *b, uint64_t n)
+static ELV_SPEED_INLINE void elv_bucket_cost(struct elv_thr_bucket *b, uint64_t n)
 {
 	b->cost_n = n;
 	b->lv[0].ns = elv_drain_ns(n, b->lv[0].den, &b->lv[0].rem);
@@ -440,11 +452,11 @@ static ELV_SPEED_INLINE struct elv_thr_level *elv_thr_level_at(const struct elv_
  */
 static ELV_SPEED_INLINE int elv_thr_size(struct elv_thr *th, int dir, uint64_t bytes)
 {
-	unsigned i;
+	const uint16_t *off = th->dir_off[dir], *end = off + th->nr_dir[dir];
 	int fits = 1;
 
-	for (i = 0; i < th->nr_dir[dir]; i++) {
-		struct elv_thr_bucket *b = elv_thr_bucket_at(th, th->dir_off[dir][i]);
+	for (; off != end; off++) {
+		struct elv_thr_bucket *b = elv_thr_bucket_at(th, *off);
 
 		if (elv_bucket_units(b, bytes) != b->cost_n) {
 			elv_bucket_cost(b, elv_bucket_units(b, bytes));
@@ -645,6 +657,25 @@ static ELV_QOS_APART uint64_t elv_thr_take_any(struct elv_thr *th, int dir, uint
 	return w;
 }
 
+/*
+ * A request of direction @dir whose levels have costs for its size (which keep a level filled
+ * from below its allowance within the horizon) goes at once when it finds every level empty
+ * (a level holds at most its allowance at calm_from) or below its allowance: fill them and
+ * say so (1); else 0.
+ */
+static ELV_SPEED_INLINE int elv_thr_fill_calm(struct elv_thr *th, int dir, uint64_t now)
+{
+	if (elv_time_before(th->calm_from + th->drain_cap, now)) {
+		elv_thr_fill_empty(th, dir, now);
+		return 1;
+	}
+	if (elv_time_after(now, th->calm_from)) {
+		elv_thr_fill(th, dir, now, 0);
+		return 1;
+	}
+	return 0;
+}
+
 /* elv_thr_take() for a request of another size than the last in its direction: its costs,
  * then as usual when they fit below the horizon; unless some level may be above its
  * allowance (the request may have to wait, and elv_thr_charge() works the costs out if it
@@ -652,27 +683,21 @@ static ELV_QOS_APART uint64_t elv_thr_take_any(struct elv_thr *th, int dir, uint
 static ELV_COLD uint64_t elv_thr_take_resized(struct elv_thr *th, int dir, uint64_t bytes,
 					      uint64_t now)
 {
-	if (elv_time_after(now, th->calm_from) && elv_thr_size(th, dir, bytes))
-		return elv_thr_take(th, dir, bytes, now);
+	if (elv_time_after(now, th->calm_from) && elv_thr_size(th, dir, bytes) &&
+	    elv_thr_fill_calm(th, dir, now))
+		return 0;
 	return elv_thr_take_any(th, dir, bytes, now);
 }
 
 uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
 {
-	/* As a request nearly always finds them: leaky buckets with costs for its size (which
-	 * keep a level filled from below its allowance within the horizon), all empty (a level
-	 * holds at most its allowance at calm_from) or all below their allowances. */
+	/* As a request nearly always finds them: leaky buckets with costs for its size, every
+	 * level calm. */
 	if (ELV_LIKELY(th->leaky)) {
 		if (ELV_UNLIKELY(bytes != th->size[dir]))
 			return elv_thr_take_resized(th, dir, bytes, now);
-		if (elv_time_before(th->calm_from + th->drain_cap, now)) {
-			elv_thr_fill_empty(th, dir, now);
+		if (elv_thr_fill_calm(th, dir, now))
 			return 0;
-		}
-		if (elv_time_after(now, th->calm_from)) {
-			elv_thr_fill(th, dir, now, 0);
-			return 0;
-		}
 	}
 	return elv_thr_take_any(th, dir, bytes, now);
 }
