@@ -86,6 +86,9 @@ struct elv_queue {
 		const struct elv_stage_ops *ops; /* NULL: slot empty */
 		void *data;                      /* the stage's own state, caller memory */
 		uint32_t nr_held;                /* requests this stage holds */
+		/* The stage releases nothing while elv_past_stages() is at least this (0: no
+		 * such bound); kept by the stage, tested by the pump before asking it. */
+		uint32_t full_out;
 	} stage[2];              /* ELV_STAGE_NR, in pipeline order */
 	const struct elv_stage_vt *stage_vt; /* stage.c's entry points, set by an attach */
 	/* Hands back a request a stage failed or a later stage refused on release. */
@@ -197,6 +200,13 @@ static inline struct elv_request *elv_policy_find_next(struct elv_queue *q,
 #define ELV_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define ELV_ALWAYS_INLINE inline
+#endif
+
+/* Kept out of line: a path the usual case skips, whose registers it should not pay for. */
+#if defined(__GNUC__)
+#define ELV_APART __attribute__((noinline))
+#else
+#define ELV_APART
 #endif
 
 /*
@@ -311,6 +321,13 @@ size_t elv_queue_size_data(size_t data_size, const struct elv_config *cfg);
 #define ELV_STAGE_ZONE 0u
 #define ELV_STAGE_QOS 1u
 #define ELV_STAGE_NR 2u
+
+/* Requests that left the stages and have not come back: behind a barrier, in the policy,
+ * requeued or on the device. */
+static inline uint32_t elv_past_stages(const struct elv_queue *q)
+{
+	return q->nr_queued + q->nr_held + q->nr_requeued + q->nr_in_flight;
+}
 
 /* admit() verdicts; a negative ELV_E* refuses the request. */
 #define ELV_STAGE_PASS 0

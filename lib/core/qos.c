@@ -158,6 +158,14 @@ static void elv_qos_thr_charge(struct elv_qclient *cs, struct elv_qclient *cg,
 
 /* ---- throttle FIFOs ------------------------------------------------------------------ */
 
+/* The stage's bound for the pump (struct elv_stage full_out): without throttled requests,
+ * which time alone may let go, only mClock may release one, and only with room. Kept
+ * whenever the throttled requests or the depth change. */
+static void elv_qos_bound(struct elv_qstate *qs)
+{
+	qs->q->stage[ELV_STAGE_QOS].full_out = qs->nr_held ? 0 : qs->depth;
+}
+
 /* @rq waits in holder @h under top @t: @w is its wait if it is the first to wait. */
 static void elv_qos_hold(struct elv_qstate *qs, struct elv_qclient *h, struct elv_qclient *t,
 			 struct elv_request *rq, int dir, uint64_t now, uint64_t w)
@@ -175,6 +183,7 @@ static void elv_qos_hold(struct elv_qstate *qs, struct elv_qclient *h, struct el
 		t->ready[dir] = now + w;
 	}
 	qs->nr_held++;
+	elv_qos_bound(qs);
 }
 
 /* @rq leaves holder @h's FIFO under top @t (released or cancelled). */
@@ -278,14 +287,12 @@ static struct elv_request *elv_qos_thr_release(struct elv_qstate *qs, uint64_t n
 
 /* ---- mClock -------------------------------------------------------------------------- */
 
-/* Requests that left the stage and have not come back: behind a barrier, in the policy,
- * requeued or on the device (the QoS stage is the last one: the zone stage, in front of it,
- * holds requests that have not reached it yet). */
+/* Is there room for mClock to let a request out: fewer than depth requests past the stages
+ * (the QoS stage is the last one: the zone stage, in front of it, holds requests that have
+ * not reached it yet)? */
 static int elv_qos_room(const struct elv_queue *q, const struct elv_qstate *qs)
 {
-	uint32_t out = q->nr_queued + q->nr_held + q->nr_requeued + q->nr_in_flight;
-
-	return out < qs->depth;
+	return elv_past_stages(q) < qs->depth;
 }
 
 /* The next request mClock releases at @now, or NULL. */
@@ -486,10 +493,11 @@ static ELV_QOS_APART struct elv_request *elv_qos_release_thr(struct elv_queue *q
 		elv_qos_route(rq, &cs, &cg);
 		m = elv_qos_mclient(cs, cg);
 		if (!m)
-			return rq;
+			break;
 		elv_mc_add(&qs->mc, &m->mc, rq, now); /* still held, now by mClock */
 	}
-	return elv_qos_mc_release(q, qs, now);
+	elv_qos_bound(qs);
+	return rq ? rq : elv_qos_mc_release(q, qs, now);
 }
 
 static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)
@@ -556,6 +564,7 @@ static int elv_qos_cancel(struct elv_queue *q, struct elv_request *rq)
 		if (first && t->nr_wait[dir])
 			t->ready[dir] = q->now;
 		qs->nr_held--;
+		elv_qos_bound(qs);
 		return 0;
 	}
 	elv_qos_route(rq, &cs, &cg);
@@ -662,6 +671,7 @@ static void elv_qos_take_all(struct elv_queue *q, struct elv_list *list)
 	elv_list_init(&qs->mc.active);
 	qs->mc.nr = 0;
 	qs->nr_held = 0;
+	elv_qos_bound(qs);
 }
 
 /*
@@ -732,7 +742,8 @@ static int elv_qos_check(const struct elv_queue *q)
 	uint32_t n = 0, tops[2] = { 0, 0 };
 	int dir;
 
-	if (!qs || qs->q != q || elv_mc_check(&qs->mc))
+	if (!qs || qs->q != q || elv_mc_check(&qs->mc) ||
+	    q->stage[ELV_STAGE_QOS].full_out != (qs->nr_held ? 0 : qs->depth))
 		return ELV_EINVAL;
 	for (c = elv_qos_next_client(q, NULL); c; c = elv_qos_next_client(q, c)) {
 		if (elv_qos_check_client(q, c))
@@ -802,6 +813,7 @@ static void elv_qos_use(struct elv_queue *q, struct elv_qstate *qs,
 		c->thr.slice = qs->slice;
 		c->thr.tick = qs->tick;
 	}
+	elv_qos_bound(qs);
 }
 
 /* The stage of @q for a call that changes it, or an error. */

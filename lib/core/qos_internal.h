@@ -16,12 +16,8 @@
 /* Longest wait or tag lead the algorithms produce: keeps every difference below 2^63. */
 #define ELV_QOS_HORIZON (1ULL << 62)
 
-/* Kept out of line: a path the usual case skips, whose registers it should not pay for. */
-#if defined(__GNUC__)
-#define ELV_QOS_APART __attribute__((noinline))
-#else
-#define ELV_QOS_APART
-#endif
+/* Kept out of line (ELV_APART, elv_internal.h). */
+#define ELV_QOS_APART ELV_APART
 
 /* floor(a * b / d) with the remainder in *rem, for d in 1..2^63-1; UINT64_MAX when it
  * does not fit (then *rem is 0). */

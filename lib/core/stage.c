@@ -48,7 +48,9 @@
  *                         only once admit has taken the request (queue.c).
  *   release(q, now)       elv_dispatch() before it asks the policy, and after every
  *                         completion, in a loop until NULL: one held request that may go on
- *                         (not called while the stages hold nothing).
+ *                         (not called while the stage holds nothing, nor while
+ *                         elv_past_stages() is at least the stage's full_out, a bound
+ *                         the stage keeps when only room past it can let a request go).
  *   next_event(q)         elv_next_event(): when a held request becomes releasable by time
  *                         alone (queue time, ELV_TIME_NEVER for none); the earliest of the
  *                         policy's and every stage's is reported.
@@ -116,6 +118,7 @@ int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_
 	q->stage[slot].ops = ops;
 	q->stage[slot].data = data;
 	q->stage[slot].nr_held = 0;
+	q->stage[slot].full_out = 0;
 	q->stages |= (uint8_t)(1u << slot);
 	/* The core tells the stages of dispatches and completions only if one listens. */
 	if (ops->dispatched || ops->completed)
@@ -139,6 +142,7 @@ int elv_stage_detach(struct elv_queue *q, unsigned slot)
 		return ELV_EBUSY;
 	q->stage[slot].ops = NULL;
 	q->stage[slot].data = NULL;
+	q->stage[slot].full_out = 0;
 	q->stages &= (uint8_t)~(1u << slot);
 	q->stage_hear &= (uint8_t)~(1u << slot);
 	q->gate = q->stages ? elv_stage_gate(q) : ELV_GATE_OPEN;
@@ -247,23 +251,32 @@ static int elv_stages_admit(struct elv_queue *q, struct elv_request *rq, uint64_
 }
 
 /*
- * Let every releasable request go on: through the later stages, then to the barrier list or
- * the policy. A later stage that refuses one hands it back through stage_fail.
+ * May the stage of @slot have a request to release? Not while it holds none, nor while its
+ * bound says the requests past the stages leave it no room: a stage that waits for room (the
+ * QoS stage at its depth) is then not asked, at a dispatch (which frees no room) or once a
+ * completion's room is taken.
  */
-static void elv_stages_pump(struct elv_queue *q, uint64_t now)
+static int elv_stage_may_release(const struct elv_queue *q, unsigned slot)
+{
+	const struct elv_stage *s = &q->stage[slot];
+
+	return s->nr_held && !(s->full_out && elv_past_stages(q) >= s->full_out);
+}
+
+/* Let every releasable request go on: through the later stages, then to the barrier list or
+ * the policy. A later stage that refuses one hands it back through stage_fail. */
+static ELV_APART void elv_stages_release(struct elv_queue *q, uint64_t now)
 {
 	unsigned i;
 	struct elv_request *rq;
 	int r;
 
-	if (!q->nr_staged) /* nothing held: nothing to release (the usual case) */
-		return;
 	for (i = 0; i < ELV_STAGE_NR; i++) {
 		const struct elv_stage_ops *ops = q->stage[i].ops;
 
 		if (!ops)
 			continue;
-		while (q->stage[i].nr_held && (rq = ops->release(q, now)) != NULL) {
+		while (elv_stage_may_release(q, i) && (rq = ops->release(q, now)) != NULL) {
 			q->stage[i].nr_held--;
 			q->nr_staged--;
 			r = elv_stages_admit(q, rq, now, i + 1);
@@ -273,6 +286,19 @@ static void elv_stages_pump(struct elv_queue *q, uint64_t now)
 				elv_stage_fail(q, i + 1, rq, r, 0);
 		}
 	}
+}
+
+/* elv_stages_release() when a stage may release a request. Most pumps find none (every
+ * dispatch, while the QoS stage waits for room): the test alone takes no register saves. */
+static void elv_stages_pump(struct elv_queue *q, uint64_t now)
+{
+	unsigned i;
+
+	for (i = 0; i < ELV_STAGE_NR; i++)
+		if (q->stage[i].ops && elv_stage_may_release(q, i))
+			break;
+	if (i < ELV_STAGE_NR)
+		elv_stages_release(q, now);
 }
 
 static void elv_stages_dispatched(struct elv_queue *q, struct elv_request *rq, uint64_t now)
