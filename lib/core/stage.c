@@ -263,15 +263,17 @@ static int elv_stage_may_release(const struct elv_queue *q, unsigned slot)
 	return s->nr_held && !(s->full_out && elv_past_stages(q) >= s->full_out);
 }
 
-/* Let every releasable request go on: through the later stages, then to the barrier list or
- * the policy. A later stage that refuses one hands it back through stage_fail. */
-static ELV_APART void elv_stages_release(struct elv_queue *q, uint64_t now)
+/* Let every releasable request go on, from the stage of slot @first on (the stages before it
+ * may release none, and what the later ones release cannot change that): through the later
+ * stages, then to the barrier list or the policy. A later stage that refuses one hands it
+ * back through stage_fail. */
+static ELV_APART void elv_stages_release(struct elv_queue *q, unsigned first, uint64_t now)
 {
 	unsigned i;
 	struct elv_request *rq;
 	int r;
 
-	for (i = 0; i < ELV_STAGE_NR; i++) {
+	for (i = first; i < ELV_STAGE_NR; i++) {
 		const struct elv_stage_ops *ops = q->stage[i].ops;
 
 		if (!ops)
@@ -298,7 +300,7 @@ static void elv_stages_pump(struct elv_queue *q, uint64_t now)
 		if (q->stage[i].ops && elv_stage_may_release(q, i))
 			break;
 	if (i < ELV_STAGE_NR)
-		elv_stages_release(q, now);
+		elv_stages_release(q, i, now);
 }
 
 static void elv_stages_dispatched(struct elv_queue *q, struct elv_request *rq, uint64_t now)
