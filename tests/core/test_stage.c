@@ -28,6 +28,7 @@ struct tstage {
 	struct elv_request *last_completed;
 	int nr_completed;
 	int nr_dispatched;
+	int nr_release; /* release() calls */
 	int veto;
 };
 
@@ -80,6 +81,7 @@ static struct elv_request *t_release(struct elv_queue *q, uint64_t now)
 {
 	struct elv_request *rq = elv_list_first_rq(&ts(q)->held);
 
+	ts(q)->nr_release++;
 	if (!rq || elv_time_before(now, rq->ELV_PRIVATE(time) + DELAY))
 		return NULL;
 	elv_list_del(&rq->ELV_PRIVATE(fifo));
@@ -312,6 +314,45 @@ static void test_hold_and_release(void **state)
 	assert_int_equal(fx.ts.last_status, -5);
 	assert_ptr_equal(fx.ts.last_completed, a);
 	assert_int_equal(elv_stream_exit(fx.q, &s, 2002), 0);
+	down();
+}
+
+/*
+ * A stage's bound (full_out): while that many requests are past the stages it is not asked
+ * to release, at a dispatch nor after the request a completion let go; the completion that
+ * brings the count below the bound asks it again.
+ */
+static void test_bound_skips_release(void **state)
+{
+	struct elv_request *a, *b;
+
+	(void)state;
+	up("noop");
+	fx.q->stage[ELV_STAGE_QOS].full_out = 1; /* as a stage of depth 1 keeps it */
+	b = mk(1, 500, ELV_OP_READ, 0);
+	a = mk(0, 100, ELV_OP_READ, ELV_RQ_META);
+	assert_int_equal(elv_add(fx.q, b, 100), 0);
+	assert_int_equal(elv_add(fx.q, a, 100), 0);
+	/* a's time has come, but b is past the stages: the stage is not asked. */
+	assert_ptr_equal(disp(100 + DELAY), b);
+	assert_null(disp(100 + DELAY + 1));
+	assert_int_equal(fx.ts.nr_release, 0);
+	assert_int_equal(a->ELV_PRIVATE(state), ELV_RQ_HELD);
+	/* b's completion makes room: asked once, a goes, and the room is taken again. */
+	assert_int_equal(elv_complete(fx.q, b, 100 + DELAY + 2), 0);
+	chk();
+	assert_int_equal(fx.ts.nr_release, 1);
+	assert_ptr_equal(disp(100 + DELAY + 3), a);
+	assert_int_equal(fx.ts.nr_release, 1);
+	assert_int_equal(elv_complete(fx.q, a, 100 + DELAY + 4), 0);
+	/* Without a bound the stage is asked at every dispatch while it holds a request. */
+	fx.q->stage[ELV_STAGE_QOS].full_out = 0;
+	assert_int_equal(elv_add(fx.q, mk(2, 900, ELV_OP_READ, ELV_RQ_META), 200 + DELAY), 0);
+	assert_null(disp(200 + DELAY));
+	assert_int_equal(fx.ts.nr_release, 2);
+	assert_ptr_equal(disp(200 + 2 * DELAY), &fx.rq[2]);
+	assert_int_equal(fx.ts.nr_release, 3);
+	assert_int_equal(elv_complete(fx.q, &fx.rq[2], 200 + 2 * DELAY + 1), 0);
 	down();
 }
 
@@ -585,6 +626,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_attach_rules, setup),
 		cmocka_unit_test_setup(test_hold_and_release, setup),
+		cmocka_unit_test_setup(test_bound_skips_release, setup),
 		cmocka_unit_test_setup(test_gate_follows_held, setup),
 		cmocka_unit_test_setup(test_refusal_changes_nothing, setup),
 		cmocka_unit_test_setup(test_cancel, setup),
