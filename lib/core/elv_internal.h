@@ -329,30 +329,6 @@ static inline uint32_t elv_past_stages(const struct elv_queue *q)
 	return q->nr_queued + q->nr_held + q->nr_requeued + q->nr_in_flight;
 }
 
-/*
- * May the stage of @slot have a request to release? Not while it holds none, nor while its
- * bound says the requests past the stages leave it no room: a stage that waits for room (the
- * QoS stage at its depth) is then not asked, at a dispatch (which frees no room) or once a
- * completion's room is taken.
- */
-static inline int elv_stage_may_release(const struct elv_queue *q, unsigned slot)
-{
-	const struct elv_stage *s = &q->stage[slot];
-
-	return s->nr_held && !(s->full_out && elv_past_stages(q) >= s->full_out);
-}
-
-/* The first slot whose stage may release a request, ELV_STAGE_NR for none: the pump's test,
- * which the core makes itself where it is mostly false (a dispatch). */
-static inline unsigned elv_stages_releasing(const struct elv_queue *q)
-{
-	unsigned i;
-
-	for (i = 0; i < ELV_STAGE_NR && !elv_stage_may_release(q, i); i++)
-		;
-	return i;
-}
-
 /* admit() verdicts; a negative ELV_E* refuses the request. */
 #define ELV_STAGE_PASS 0
 #define ELV_STAGE_HELD 1

@@ -706,10 +706,9 @@ static ELV_STAGED_PATH int elv_dispatch_slow(struct elv_queue *q, uint64_t now, 
 #else
 	if (err)
 		return err;
-	/* Stages attached: what they may release joins the policy first (a stage that waits
-	 * for room, which a dispatch does not free, is not asked). */
+	/* Stages attached: what they may release joins the policy first. */
 	now = elv_clock(q, now);
-	if (q->nr_staged && elv_stages_releasing(q) < ELV_STAGE_NR)
+	if (q->nr_staged)
 		q->stage_vt->pump(q, now);
 	elv_gate_settle(q);
 	err = elv_dispatch_out(q, elv_pick(q, now, flags), now, out);

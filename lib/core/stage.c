@@ -250,6 +250,29 @@ static int elv_stages_admit(struct elv_queue *q, struct elv_request *rq, uint64_
 	return ELV_STAGE_PASS;
 }
 
+/*
+ * May the stage of @slot have a request to release? Not while it holds none, nor while its
+ * bound says the requests past the stages leave it no room: a stage that waits for room (the
+ * QoS stage at its depth) is then not asked, at a dispatch (which frees no room) or once a
+ * completion's room is taken.
+ */
+static int elv_stage_may_release(const struct elv_queue *q, unsigned slot)
+{
+	const struct elv_stage *s = &q->stage[slot];
+
+	return s->nr_held && !(s->full_out && elv_past_stages(q) >= s->full_out);
+}
+
+/* The first slot whose stage may release a request, ELV_STAGE_NR for none. */
+static unsigned elv_stages_releasing(const struct elv_queue *q)
+{
+	unsigned i;
+
+	for (i = 0; i < ELV_STAGE_NR && !elv_stage_may_release(q, i); i++)
+		;
+	return i;
+}
+
 /* Let every releasable request go on, from the stage of slot @first on (the stages before it
  * may release none, and what the later ones release cannot change that): through the later
  * stages, then to the barrier list or the policy. A later stage that refuses one hands it
@@ -277,9 +300,8 @@ static ELV_APART void elv_stages_release(struct elv_queue *q, unsigned first, ui
 	}
 }
 
-/* elv_stages_release() when a stage may release a request. Many pumps find none (once a
- * completion's room is taken, the QoS stage waits for the next): the test alone takes no
- * register saves. */
+/* elv_stages_release() when a stage may release a request. Most pumps find none (every
+ * dispatch, while the QoS stage waits for room): the test alone takes no register saves. */
 static void elv_stages_pump(struct elv_queue *q, uint64_t now)
 {
 	unsigned i = elv_stages_releasing(q);
