@@ -33,7 +33,7 @@ static void elv_group_hook_init(struct elv_queue *q, struct elv_group *g, uint64
 		fn(q, g, now);
 }
 
-/* Built with ELV_NO_STREAMS, the calls below are stream.c's ENOSYS stubs. */
+/* Built with ELV_NO_STREAMS, the calls below are stream.c's ELV_ENOSYS refusals. */
 #if !defined(ELV_NO_STREAMS)
 /* The argument check of every call on a registered group, as elv_stream_err() for streams. */
 static int elv_group_err(const struct elv_queue *q, const struct elv_group *g)

@@ -1,4 +1,8 @@
-/* Hosted convenience: queues on the heap. Compiled to ELV_ENOSYS stubs with ELV_NO_MALLOC. */
+/*
+ * Hosted convenience: queues on the heap. A build with ELV_NO_MALLOC has no heap: both calls
+ * then refuse every call with ELV_ENOSYS (documented in elevator.h, checked by
+ * tests/embedded/options.c), and the host gives elv_queue_init() memory of its own.
+ */
 #include "elv_internal.h"
 
 #if !defined(ELV_NO_MALLOC)

@@ -6,8 +6,9 @@
  * The core keeps it on the queue's list and tells the policy through its stream_init and
  * stream_exit hooks; weights and group membership are in group.c.
  *
- * Built with ELV_NO_STREAMS, every stream and group call is the ENOSYS stub defined here,
- * whatever its arguments, and group.c keeps only what the rest of the core calls.
+ * Built with ELV_NO_STREAMS, every stream and group call refuses with ELV_ENOSYS through
+ * ELV_NOSYS_CALL3 here, whatever its arguments (checked by tests/embedded/options.c), and
+ * group.c keeps only what the rest of the core calls.
  */
 #include <string.h>
 
