@@ -679,8 +679,7 @@ static int zone_stage_check(const struct elv_queue *q)
 	    (st->geo.max_open && open > st->geo.max_open))
 		return ELV_EINVAL;
 	/* What was passed on is somewhere between the later stages and the device. */
-	if (out > q->nr_queued + q->nr_held + q->nr_requeued + q->nr_in_flight +
-		      (q->nr_staged - q->stage[ELV_STAGE_ZONE].nr_held))
+	if (out > elv_past_stages(q) + (q->nr_staged - q->stage[ELV_STAGE_ZONE].nr_held))
 		return ELV_EINVAL;
 	return (int)held;
 }
