@@ -388,6 +388,11 @@ static int floor_setup(struct bench_state *b, size_t nr_ios)
  *   "+throttle-busy"  the same buckets with caps 4% above each stream's offered rate (a
  *                request every 1,100 ns, add_one() and finish(), its stream drawn at random):
  *                a request mostly finds its levels partly full, never over their allowance;
+ *   "+throttle-wait"  the same buckets with caps at 5% of each stream's offered rate: once
+ *                the levels reach their allowance (100 ms, within the first 5,000 requests;
+ *                the steady state measured is past it), every request waits in the stage
+ *                for its time and the host comes back at the time elv_next_event() gives
+ *                (the policy sees one request at a time);
  *   "+mclock"    every stream an mClock client (reservation, weight), the stage letting
  *                `depth` requests out;
  *   "+mclock-busy"  the same clients, the stage letting 16 requests out: the others wait
@@ -405,7 +410,8 @@ static int floor_setup(struct bench_state *b, size_t nr_ios)
 static const char *stage_kind(const char *impl)
 {
 	static const char *const kinds[] = { "throttle", "throttle-busy", "throttle-mixed",
-					     "mclock", "mclock-busy", "none", "zone" };
+					     "throttle-wait", "mclock", "mclock-busy", "none",
+					     "zone" };
 	const char *plus = strchr(impl, '+');
 	unsigned i;
 
@@ -478,6 +484,10 @@ static int qos_setup(struct bench_state *b, const char *kind)
 		/* Offered: 1e9 / 1,100 ns / streams requests per second each, of 4 KiB. */
 		t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 945455 / b->c->streams;
 		t.limit[ELV_THROTTLE_BPS_TOTAL].avg = 4096ull * (945455 / b->c->streams);
+	}
+	if (!strcmp(kind, "throttle-wait")) {
+		t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 45455 / b->c->streams;
+		t.limit[ELV_THROTTLE_BPS_TOTAL].avg = 4096ull * (45455 / b->c->streams);
 	}
 	for (i = 0; i < b->c->streams; i++) {
 		m.reservation = 1000;
@@ -818,6 +828,7 @@ static void help(void)
 	       "                mixed, sequential or prio; NR_REQUESTS is DEPTH unless given,\n"
 	       "                0 the library's default\n\n"
 	       "stages: POLICY+throttle, POLICY+throttle-busy, POLICY+throttle-mixed,\n"
+	       "        POLICY+throttle-wait,\n"
 	       "        POLICY+mclock, POLICY+mclock-busy, POLICY+none (QoS, STREAMS > 0),\n"
 	       "        POLICY+zone (256 MiB zones, sequential pattern, writers on zone starts)\n"
 	       "baselines: baseline-fifo, baseline-sorted-list, baseline-hash-fifo,\n"
