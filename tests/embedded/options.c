@@ -201,6 +201,42 @@ static void on_zone_fail(void *ctx, struct elv_request *rq, int err)
 	(void)err;
 }
 
+#if defined(ELV_NO_BARRIER) && !defined(ELV_NO_STAGES)
+/*
+ * A queue with a stage adds through its own path: an ordered request is refused there too,
+ * before any stage sees it, and the queue (counters, clock-driven state) is as it was.
+ */
+static int staged_barrier(struct elv_queue *q, struct elv_qos *qos)
+{
+	struct elv_request b;
+	uint64_t sectors;
+#if !defined(ELV_NO_STATS)
+	struct elv_stats before, after;
+#endif
+
+	EXPECT(elv_qos_attach(q, qos, NULL, now_ns++) == 0);
+	rq_set(&b, 50000, 8);
+	b.flags = ELV_RQ_BARRIER;
+#if !defined(ELV_NO_STATS)
+	EXPECT(elv_stats(q, &before) == 0);
+#endif
+	EXPECT(elv_add(q, &b, now_ns++) == ELV_ENOSYS);
+	EXPECT(elv_queue_nr_queued(q) == 0 && elv_queue_nr_in_flight(q) == 0);
+#if !defined(ELV_NO_STATS)
+	EXPECT(elv_stats(q, &after) == 0);
+	EXPECT(memcmp(&before, &after, sizeof(before)) == 0);
+#endif
+#if !defined(ELV_NO_CHECK)
+	EXPECT(elv_queue_check(q) == 0);
+#endif
+	b.flags = 0; /* the same request goes in unordered, through the stage */
+	EXPECT(elv_add(q, &b, now_ns++) == 0);
+	EXPECT(run_out(q, &sectors) == 1 && sectors == 8);
+	EXPECT(elv_qos_detach(q, now_ns++) == 0);
+	return 0;
+}
+#endif
+
 /* The admission stages (zone write plugging, QoS) and the completion status they hear. */
 static int stages(struct elv_queue *q)
 {
@@ -232,6 +268,10 @@ static int stages(struct elv_queue *q)
 	EXPECT(elv_complete_status(q, &r, 0, now_ns++) == 0);
 	EXPECT(elv_qos_detach(q, now_ns++) == 0);
 	EXPECT(elv_zone_detach(q) == 0);
+#if defined(ELV_NO_BARRIER)
+	if (staged_barrier(q, &qos))
+		return 1;
+#endif
 #endif
 	EXPECT(elv_queue_nr_in_flight(q) == 0 && elv_queue_nr_queued(q) == 0);
 	return 0;
