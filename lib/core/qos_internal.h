@@ -38,9 +38,18 @@ struct elv_thr_level {
 	uint64_t allow;     /* what it may hold (ns) before a request waits */
 	uint64_t frac;
 	uint64_t den;       /* rate times the operation size (1 for bytes and plain ops) */
-	/* What a request of the bucket's cost_n units adds: ns + rem / den (sizes repeat,
-	 * divisions are dear). */
+};
+
+/* What a request adds to one level: ns + rem / den (sizes repeat, divisions are dear). */
+struct elv_thr_cost {
 	uint64_t ns, rem;
+};
+
+/* The costs of a request of @size bytes for each level its direction meets (in lv_off[]
+ * order); @size 0: none. */
+struct elv_thr_slot {
+	uint64_t size;
+	struct elv_thr_cost c[4];
 };
 
 /* One leaky bucket: its average level and, with a burst length, its burst level. */
@@ -50,9 +59,6 @@ struct elv_thr_bucket {
 	 * bytes at the operation rate); larger ones as their size. */
 	uint64_t unit_upto;
 	uint32_t unit_size;
-	/* The levels' costs cannot carry a level from below its allowance past the horizon. */
-	uint32_t cost_fits;
-	uint64_t cost_n; /* units (unit_size or bytes) the levels' costs are for; 0: none yet */
 };
 
 /* io.max state of one direction (A.2): what was dispatched in the current slice. */
@@ -75,6 +81,9 @@ struct elv_thr {
 	 * multiplication at each use. */
 	uint8_t nr_dir[2], nr_lv[2];
 	uint16_t dir_off[2][4], lv_off[2][4];
+	/* Leaky buckets, per direction: the slot of the size met last and the other one (byte
+	 * offsets from the throttle, into slot[dir]). */
+	uint16_t cur[2], alt[2];
 	uint64_t slice, tick; /* io.max slice and clock tick (ns) */
 	/* Leaky buckets: every level is below its allowance at any queue time after this one
 	 * (the latest level minus its allowance, kept as levels fill), so one comparison clears a
@@ -83,10 +92,11 @@ struct elv_thr {
 	/* Leaky buckets: the largest allowance of a level, so that every level is empty at any
 	 * queue time after calm_from + drain_cap. */
 	uint64_t drain_cap;
-	/* Leaky buckets, per direction: the request size the costs of the levels it meets are
-	 * for, when those costs cannot carry a level from below its allowance past the horizon
-	 * (so a fill from there needs no horizon test); 0: none. */
-	uint64_t size[2];
+	/* Leaky buckets, per direction: the two request sizes met last, with their costs. Real
+	 * workloads have few sizes, and two in turn should not work costs out each time. A size
+	 * is kept only when its costs cannot carry a level from below its allowance past the
+	 * horizon (so a fill from there needs no horizon test). */
+	struct elv_thr_slot slot[2][2];
 	union {
 		struct elv_thr_bucket b[ELV_THROTTLE_NR];
 		struct elv_iomax_dir d[2];

@@ -173,7 +173,6 @@ static void elv_level_setup(struct elv_thr_level *lv, uint64_t den, uint64_t all
 	lv->frac = 0;
 	lv->den = den;
 	lv->allow = allow;
-	lv->ns = lv->rem = 0;
 }
 
 /* Bucket @k from limit @l: its rates scaled to operation size, its allowances in ns. */
@@ -192,8 +191,6 @@ static void elv_bucket_setup(struct elv_thr_bucket *b, const struct elv_throttle
 	elv_level_setup(&b->lv[0], l->avg * size, allow, now);
 	elv_level_setup(&b->lv[1], len > 1 ? l->max * size : 0, ELV_THR_BURST_ALLOW, now);
 	b->unit_size = size;
-	b->cost_n = 0; /* no cost at these rates yet */
-	b->cost_fits = 0;
 }
 
 /* The larger allowance of bucket @b's levels. */
@@ -202,10 +199,11 @@ static uint64_t elv_bucket_top_allow(const struct elv_thr_bucket *b)
 	return b->lv[1].den && b->lv[1].allow > b->lv[0].allow ? b->lv[1].allow : b->lv[0].allow;
 }
 
-/* The later of @calm_from and @t (a level minus its allowance). */
+/* The later of @calm_from and @t (a level minus its allowance). Equal, either will do:
+ * testing "not before" lets the compiler use the comparison's sign flag alone. */
 static inline uint64_t elv_calm_after(uint64_t calm_from, uint64_t t)
 {
-	return elv_time_after(t, calm_from) ? t : calm_from;
+	return elv_time_before(t, calm_from) ? calm_from : t;
 }
 
 /* The latest of @from and every level minus its allowance: from then on every level is
@@ -283,7 +281,12 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 	th->used = 0;
 	th->on = 0;
 	th->leaky = 0;
-	th->size[0] = th->size[1] = 0; /* no request has 0 bytes: no costs yet */
+	/* No request has 0 bytes: no costs yet. */
+	for (dir = 0; dir < 2; dir++) {
+		th->slot[dir][0].size = th->slot[dir][1].size = 0;
+		th->cur[dir] = (uint16_t)((const char *)&th->slot[dir][0] - (const char *)th);
+		th->alt[dir] = (uint16_t)((const char *)&th->slot[dir][1] - (const char *)th);
+	}
 	if (!t)
 		return;
 	th->mode = t->mode;
@@ -355,23 +358,27 @@ static uint64_t elv_bucket_wait(const struct elv_thr_bucket *b, uint64_t now)
 }
 
 /*
- * Fill level @lv with its cost at @now. Unless @clip is 0 (the caller knows the cost cannot
+ * Fill level @lv with cost @c at @now. Unless @clip is 0 (the caller knows the cost cannot
  * carry the level past the horizon), a level that would reach past the horizon stops there:
  * differences must stay below 2^63.
  */
-static ELV_SPEED_INLINE void elv_level_fill(struct elv_thr_level *lv, uint64_t now, int clip)
+static ELV_SPEED_INLINE void elv_level_fill(struct elv_thr_level *lv,
+					    const struct elv_thr_cost *c, uint64_t now, int clip)
 {
-	uint64_t t = lv->tat, f = lv->frac;
+	uint64_t t = lv->tat, f;
 
-	if (elv_time_before(t, now)) { /* drained: empty */
-		t = now;
-		f = 0;
-	}
-	t += lv->ns;
-	f += lv->rem;
-	if (f >= lv->den) {
-		f -= lv->den;
-		t++;
+	if (ELV_UNLIKELY(elv_time_before(t, now))) {
+		/* Drained: empty, so it holds the cost from now (rem < den, no carry). Seldom on
+		 * this path, elv_thr_fill_empty()'s for the most part. */
+		t = now + c->ns;
+		f = c->rem;
+	} else {
+		t += c->ns;
+		f = lv->frac + c->rem;
+		if (f >= lv->den) {
+			f -= lv->den;
+			t++;
+		}
 	}
 	if (clip && ELV_UNLIKELY(t - now > ELV_QOS_HORIZON)) {
 		t = now + ELV_QOS_HORIZON;
@@ -399,27 +406,11 @@ static uint64_t elv_drain_ns(uint64_t n, uint64_t den, uint64_t *rem)
 	return ELV_QOS_HORIZON;
 }
 
-/* Does level @lv's cost keep it within the horizon when it fills from below its allowance?
+/* Does cost @c keep level @lv within the horizon when it fills from below its allowance?
  * It holds less than allow then, and a fill adds at most ns and one for the remainders. */
-static int elv_level_cost_fits(const struct elv_thr_level *lv)
+static int elv_level_cost_fits(const struct elv_thr_level *lv, const struct elv_thr_cost *c)
 {
-	return lv->ns <= ELV_QOS_HORIZON - lv->allow;
-}
-
-/* elv_level_cost_fits() for each level of bucket @b. */
-static int elv_bucket_cost_fits(const struct elv_thr_bucket *b)
-{
-	return elv_level_cost_fits(&b->lv[0]) && (!b->lv[1].den || elv_level_cost_fits(&b->lv[1]));
-}
-
-/* Set the costs of bucket @b's levels to those of @n units. */
-static ELV_SPEED_INLINE void elv_bucket_cost(struct elv_thr_bucket *b, uint64_t n)
-{
-	b->cost_n = n;
-	b->lv[0].ns = elv_drain_ns(n, b->lv[0].den, &b->lv[0].rem);
-	if (b->lv[1].den)
-		b->lv[1].ns = elv_drain_ns(n, b->lv[1].den, &b->lv[1].rem);
-	b->cost_fits = (uint32_t)elv_bucket_cost_fits(b);
+	return c->ns <= ELV_QOS_HORIZON - lv->allow;
 }
 
 /* The units a request of @bytes counts for in bucket @b: one op, bytes / op size ops (in
@@ -443,48 +434,92 @@ static ELV_SPEED_INLINE struct elv_thr_level *elv_thr_level_at(const struct elv_
 	return (struct elv_thr_level *)(uintptr_t)((const char *)th + off);
 }
 
-/*
- * The costs of the buckets a request of @bytes in direction @dir meets, worked out again
- * only where the units change (never for one operation); a bucket the other direction also
- * meets may change, so its size is forgotten then. th->size[dir] becomes @bytes when no
- * cost of them can carry a level from below its allowance past the horizon (else 0), and
- * the result says which.
- */
-static ELV_SPEED_INLINE int elv_thr_size(struct elv_thr *th, int dir, uint64_t bytes)
+/* The costs of a request of @bytes in direction @dir for each level it meets, into @c (in
+ * lv_off[] order); 1 when none can carry a level from below its allowance past the horizon. */
+static int elv_thr_costs_of(const struct elv_thr *th, int dir, uint64_t bytes,
+			    struct elv_thr_cost *c)
 {
-	const uint16_t *off = th->dir_off[dir], *end = off + th->nr_dir[dir];
+	unsigned i, k;
 	int fits = 1;
 
-	for (; off != end; off++) {
-		struct elv_thr_bucket *b = elv_thr_bucket_at(th, *off);
+	for (i = 0; i < th->nr_dir[dir]; i++) {
+		const struct elv_thr_bucket *b = elv_thr_bucket_at(th, th->dir_off[dir][i]);
+		uint64_t n = elv_bucket_units(b, bytes);
 
-		if (elv_bucket_units(b, bytes) != b->cost_n) {
-			elv_bucket_cost(b, elv_bucket_units(b, bytes));
-			th->size[!dir] = 0;
+		/* Levels listed bucket by bucket (elv_thr_list_bucket()), average first. */
+		for (k = 0; k < 2 && b->lv[k].den; k++, c++) {
+			c->ns = elv_drain_ns(n, b->lv[k].den, &c->rem);
+			fits &= elv_level_cost_fits(&b->lv[k], c);
 		}
-		fits &= (int)b->cost_fits;
 	}
-	th->size[dir] = fits ? bytes : 0;
 	return fits;
 }
 
-/* elv_thr_size() out of line, for a path whose usual case should not pay its registers. */
-static ELV_COLD void elv_thr_size_apart(struct elv_thr *th, int dir, uint64_t bytes)
+/* The slot at byte offset @off from @th (th->cur, th->alt). */
+static ELV_SPEED_INLINE struct elv_thr_slot *elv_thr_slot_at(const struct elv_thr *th,
+							     unsigned off)
 {
-	elv_thr_size(th, dir, bytes);
+	return (struct elv_thr_slot *)(uintptr_t)((const char *)th + off);
 }
 
-/* Fill the levels a request of direction @dir meets with their costs (@clip: as for
+/* The other slot of direction @dir becomes the one used last. */
+static ELV_SPEED_INLINE void elv_thr_swap(struct elv_thr *th, int dir)
+{
+	uint16_t off = th->alt[dir];
+
+	th->alt[dir] = th->cur[dir];
+	th->cur[dir] = off;
+}
+
+/*
+ * The slot of direction @dir that holds the costs of a request of @bytes, which becomes the
+ * one used last; NULL for neither. Two sizes in turn swap the slots each time, which is
+ * cheaper than marking the one used at every request.
+ */
+static ELV_SPEED_INLINE const struct elv_thr_slot *elv_thr_slot(struct elv_thr *th, int dir,
+								uint64_t bytes)
+{
+	const struct elv_thr_slot *sl = elv_thr_slot_at(th, th->cur[dir]);
+
+	if (bytes != sl->size) {
+		sl = elv_thr_slot_at(th, th->alt[dir]);
+		if (bytes != sl->size)
+			return NULL;
+		elv_thr_swap(th, dir);
+	}
+	return sl;
+}
+
+/*
+ * The costs of a request of @bytes in direction @dir, for a size not in its slots: worked out
+ * in the slot of the size met longer ago, which becomes the one used last with size @bytes
+ * when the costs fit. Else its size is 0 and it stays the other slot: such costs serve one
+ * request, and the next size of that kind takes the same slot, not the kept size's.
+ */
+static const struct elv_thr_slot *elv_thr_resize(struct elv_thr *th, int dir, uint64_t bytes)
+{
+	struct elv_thr_slot *sl = elv_thr_slot_at(th, th->alt[dir]);
+
+	sl->size = 0;
+	if (elv_thr_costs_of(th, dir, bytes, sl->c)) {
+		sl->size = bytes;
+		elv_thr_swap(th, dir);
+	}
+	return sl;
+}
+
+/* Fill the levels a request of direction @dir meets with costs @c (@clip: as for
  * elv_level_fill()), and move calm_from past every level's allowance. */
-static ELV_SPEED_INLINE void elv_thr_fill(struct elv_thr *th, int dir, uint64_t now, int clip)
+static ELV_SPEED_INLINE void elv_thr_fill(struct elv_thr *th, int dir,
+					  const struct elv_thr_cost *c, uint64_t now, int clip)
 {
 	const uint16_t *off = th->lv_off[dir], *end = off + th->nr_lv[dir];
 	uint64_t calm_from = th->calm_from;
 
-	for (; off != end; off++) {
+	for (; off != end; off++, c++) {
 		struct elv_thr_level *lv = elv_thr_level_at(th, *off);
 
-		elv_level_fill(lv, now, clip);
+		elv_level_fill(lv, c, now, clip);
 		calm_from = elv_calm_after(calm_from, lv->tat - lv->allow);
 	}
 	th->calm_from = calm_from;
@@ -495,16 +530,17 @@ static ELV_SPEED_INLINE void elv_thr_fill(struct elv_thr *th, int dir, uint64_t 
  * elv_level_fill() fills an empty level, each level holds its cost from @now (the remainder
  * is below its denominator, the cost within the horizon).
  */
-static ELV_SPEED_INLINE void elv_thr_fill_empty(struct elv_thr *th, int dir, uint64_t now)
+static ELV_SPEED_INLINE void elv_thr_fill_empty(struct elv_thr *th, int dir,
+						const struct elv_thr_cost *c, uint64_t now)
 {
 	const uint16_t *off = th->lv_off[dir], *end = off + th->nr_lv[dir];
 	uint64_t calm_from = th->calm_from;
 
-	for (; off != end; off++) {
+	for (; off != end; off++, c++) {
 		struct elv_thr_level *lv = elv_thr_level_at(th, *off);
 
-		lv->tat = now + lv->ns;
-		lv->frac = lv->rem;
+		lv->tat = now + c->ns;
+		lv->frac = c->rem;
 		calm_from = elv_calm_after(calm_from, lv->tat - lv->allow);
 	}
 	th->calm_from = calm_from;
@@ -619,21 +655,24 @@ static ELV_SPEED_INLINE uint64_t elv_thr_wait_in(struct elv_thr *th, int dir, ui
 static ELV_SPEED_INLINE void elv_thr_charge_in(struct elv_thr *th, int dir, uint64_t bytes,
 					       uint64_t now)
 {
+	const struct elv_thr_slot *sl;
+
 	if (!th->on)
 		return;
 	if (th->mode == ELV_THROTTLE_IOMAX) {
-		struct elv_iomax_dir *d = &th->u.d[dir];
+		struct elv_iomax_dir *io = &th->u.d[dir];
 
-		if (!d->bps && !d->iops)
+		if (!io->bps && !io->iops)
 			return;
-		d->bytes_disp += bytes;
-		d->io_disp++;
-		elv_iomax_trim(d, now, th->slice);
+		io->bytes_disp += bytes;
+		io->io_disp++;
+		elv_iomax_trim(io, now, th->slice);
 		return;
 	}
-	if (ELV_UNLIKELY(bytes != th->size[dir]))
-		elv_thr_size_apart(th, dir, bytes);
-	elv_thr_fill(th, dir, now, 1);
+	sl = elv_thr_slot(th, dir, bytes);
+	if (ELV_UNLIKELY(!sl))
+		sl = elv_thr_resize(th, dir, bytes);
+	elv_thr_fill(th, dir, sl->c, now, 1);
 }
 
 uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued)
@@ -658,34 +697,40 @@ static ELV_QOS_APART uint64_t elv_thr_take_any(struct elv_thr *th, int dir, uint
 }
 
 /*
- * A request of direction @dir whose levels have costs for its size (which keep a level filled
- * from below its allowance within the horizon) goes at once when it finds every level empty
- * (a level holds at most its allowance at calm_from) or below its allowance: fill them and
- * say so (1); else 0.
+ * A request of direction @dir whose levels have costs @c (which keep a level filled from
+ * below its allowance within the horizon) goes at once when it finds every level empty (a
+ * level holds at most its allowance at calm_from) or below its allowance: fill them and say
+ * so (1); else 0.
  */
-static ELV_SPEED_INLINE int elv_thr_fill_calm(struct elv_thr *th, int dir, uint64_t now)
+static ELV_SPEED_INLINE int elv_thr_fill_calm(struct elv_thr *th, int dir,
+					      const struct elv_thr_cost *c, uint64_t now)
 {
 	if (elv_time_before(th->calm_from + th->drain_cap, now)) {
-		elv_thr_fill_empty(th, dir, now);
+		elv_thr_fill_empty(th, dir, c, now);
 		return 1;
 	}
 	if (elv_time_after(now, th->calm_from)) {
-		elv_thr_fill(th, dir, now, 0);
+		elv_thr_fill(th, dir, c, now, 0);
 		return 1;
 	}
 	return 0;
 }
 
-/* elv_thr_take() for a request of another size than the last in its direction: its costs,
- * then as usual when they fit below the horizon; unless some level may be above its
- * allowance (the request may have to wait, and elv_thr_charge() works the costs out if it
- * goes). */
-static ELV_COLD uint64_t elv_thr_take_resized(struct elv_thr *th, int dir, uint64_t bytes,
-					      uint64_t now)
+/* elv_thr_take() for a request of neither size met last in its direction: its costs in the
+ * slot of the size met longer ago, then as usual when they fit below the horizon; unless some
+ * level may be above its allowance (the request may have to wait, and elv_thr_charge() works
+ * the costs out if it goes). Out of line: a workload of many sizes comes here often, but
+ * the usual one seldom. */
+static ELV_QOS_APART uint64_t elv_thr_take_resized(struct elv_thr *th, int dir, uint64_t bytes,
+						   uint64_t now)
 {
-	if (elv_time_after(now, th->calm_from) && elv_thr_size(th, dir, bytes) &&
-	    elv_thr_fill_calm(th, dir, now))
-		return 0;
+	const struct elv_thr_slot *sl;
+
+	if (elv_time_after(now, th->calm_from)) {
+		sl = elv_thr_resize(th, dir, bytes);
+		if (sl->size && elv_thr_fill_calm(th, dir, sl->c, now))
+			return 0;
+	}
 	return elv_thr_take_any(th, dir, bytes, now);
 }
 
@@ -694,30 +739,38 @@ uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
 	/* As a request nearly always finds them: leaky buckets with costs for its size, every
 	 * level calm. */
 	if (ELV_LIKELY(th->leaky)) {
-		if (ELV_UNLIKELY(bytes != th->size[dir]))
+		const struct elv_thr_slot *sl = elv_thr_slot(th, dir, bytes);
+
+		if (ELV_UNLIKELY(!sl))
 			return elv_thr_take_resized(th, dir, bytes, now);
-		if (elv_thr_fill_calm(th, dir, now))
+		if (elv_thr_fill_calm(th, dir, sl->c, now))
 			return 0;
 	}
 	return elv_thr_take_any(th, dir, bytes, now);
 }
 
-/* Are the costs of the levels a request of direction @dir meets those of th->size[dir]
- * (0: none to check), and within the horizon from below their allowances? */
+/* Do the kept sizes of direction @dir (0: none to check) have the costs of their slots,
+ * within the horizon from below the levels' allowances? */
 static int elv_thr_costs_right(const struct elv_thr *th, int dir)
 {
-	struct elv_thr_bucket c;
-	unsigned i, k;
+	unsigned s0 = (unsigned)((const char *)&th->slot[dir][0] - (const char *)th);
+	unsigned s1 = (unsigned)((const char *)&th->slot[dir][1] - (const char *)th);
+	struct elv_thr_cost c[4];
+	unsigned s, i;
 
-	for (i = 0; th->size[dir] && i < th->nr_dir[dir]; i++) {
-		const struct elv_thr_bucket *b = elv_thr_bucket_at(th, th->dir_off[dir][i]);
+	/* The two slots of the direction, in either order. */
+	if (th->nr_lv[dir] > 4 || th->nr_dir[dir] > 4 || th->cur[dir] + th->alt[dir] != s0 + s1 ||
+	    (th->cur[dir] != s0 && th->cur[dir] != s1))
+		return 0;
+	for (s = 0; s < 2; s++) {
+		const struct elv_thr_slot *sl = &th->slot[dir][s];
 
-		c = *b;
-		elv_bucket_cost(&c, elv_bucket_units(b, th->size[dir]));
-		if (c.cost_n != b->cost_n || c.cost_fits != b->cost_fits)
+		if (!sl->size)
+			continue;
+		if (!elv_thr_costs_of(th, dir, sl->size, c))
 			return 0;
-		for (k = 0; k < 2; k++)
-			if (c.lv[k].ns != b->lv[k].ns || c.lv[k].rem != b->lv[k].rem)
+		for (i = 0; i < th->nr_lv[dir]; i++)
+			if (c[i].ns != sl->c[i].ns || c[i].rem != sl->c[i].rem)
 				return 0;
 	}
 	return 1;
