@@ -256,6 +256,136 @@ static void test_take_sizes(void **state)
 	}
 }
 
+/* The slot of direction @dir used last (@alt 0) or the other one (@alt 1). */
+static const struct elv_thr_slot *slot_of(const struct elv_thr *th, int dir, int alt)
+{
+	return (const void *)((const char *)th + (alt ? th->alt[dir] : th->cur[dir]));
+}
+
+/* Slot @sl holds @size with these costs for the bytes and the operations levels. */
+static void assert_slot(const struct elv_thr_slot *sl, uint64_t size, uint64_t bns,
+			uint64_t brem, uint64_t ons, uint64_t orem)
+{
+	assert_int_equal(sl->size, size);
+	assert_int_equal(sl->c[0].ns, bns);
+	assert_int_equal(sl->c[0].rem, brem);
+	assert_int_equal(sl->c[1].ns, ons);
+	assert_int_equal(sl->c[1].rem, orem);
+}
+
+/*
+ * The two sizes met last in a direction keep their costs, at 3 MB/s and 70 ops/s. One
+ * operation costs 1e9 / 70 = 14285714 ns and 20/70 whatever its size; bytes cost 4096 e9 /
+ * 3e6 = 1365333 ns and 1e6/3e6 for 4 KiB, 2730666 and 2e6 for 8 KiB, 170666 and 2e6 for
+ * 512, 341333 and 1e6 for 1 KiB. Reads of 4 KiB, 8 KiB, 4 KiB: the second size takes the
+ * other slot, the third request finds its costs there and that slot becomes the one used
+ * last. A read of 512 then takes the slot of 8 KiB (met longer ago), not that of 4 KiB,
+ * which the next 4 KiB read finds in place. A write of 1 KiB between them leaves the read
+ * slots alone. The levels hold the sums exactly, all requests at one instant.
+ */
+static void test_size_slots(void **state)
+{
+	static const struct {
+		int dir;
+		uint64_t bytes;
+	} rq[] = { { ELV_DIR_READ, 4096 }, { ELV_DIR_READ, 8192 }, { ELV_DIR_READ, 4096 },
+		   { ELV_DIR_READ, 512 },  { ELV_DIR_WRITE, 1024 }, { ELV_DIR_READ, 4096 } };
+	const struct elv_thr_slot *s4k = NULL, *s8k;
+	const struct elv_thr_bucket *bps, *ops;
+	uint64_t now = 5000, sum = 0;
+	struct elv_thr th;
+	unsigned i;
+
+	(void)state;
+	take_setup(&th, now, &bps, &ops);
+	for (i = 0; i < 6; i++) {
+		sum += rq[i].bytes;
+		assert_int_equal(elv_thr_take(&th, rq[i].dir, rq[i].bytes, now), 0);
+		assert_int_equal(elv_thr_check(&th), 0);
+		assert_int_equal(bps->lv[0].tat, now + sum * 1000000000ull / 3000000);
+		assert_int_equal(bps->lv[0].frac, sum * 1000000000ull % 3000000);
+		assert_int_equal(ops->lv[0].tat, now + (i + 1) * 1000000000ull / 70);
+		assert_int_equal(ops->lv[0].frac, (i + 1) * 1000000000ull % 70);
+		switch (i) {
+		case 0:
+			s4k = slot_of(&th, ELV_DIR_READ, 0);
+			assert_slot(s4k, 4096, 1365333, 1000000, 14285714, 20);
+			assert_int_equal(slot_of(&th, ELV_DIR_READ, 1)->size, 0);
+			break;
+		case 1:
+			s8k = slot_of(&th, ELV_DIR_READ, 0);
+			assert_ptr_not_equal(s8k, s4k);
+			assert_slot(s8k, 8192, 2730666, 2000000, 14285714, 20);
+			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 1), s4k);
+			assert_slot(s4k, 4096, 1365333, 1000000, 14285714, 20);
+			break;
+		case 2:
+			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 0), s4k);
+			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 1), s8k);
+			break;
+		case 3:
+			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 0), s8k);
+			assert_slot(s8k, 512, 170666, 2000000, 14285714, 20);
+			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 1), s4k);
+			assert_slot(s4k, 4096, 1365333, 1000000, 14285714, 20);
+			break;
+		case 4:
+			assert_slot(slot_of(&th, ELV_DIR_WRITE, 0), 1024, 341333, 1000000, 14285714,
+				    20);
+			assert_int_equal(slot_of(&th, ELV_DIR_WRITE, 1)->size, 0);
+			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 0), s8k);
+			assert_slot(s8k, 512, 170666, 2000000, 14285714, 20);
+			assert_slot(s4k, 4096, 1365333, 1000000, 14285714, 20);
+			break;
+		default:
+			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 0), s4k);
+			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 1), s8k);
+			assert_slot(s4k, 4096, 1365333, 1000000, 14285714, 20);
+			assert_slot(s8k, 512, 170666, 2000000, 14285714, 20);
+		}
+	}
+}
+
+/*
+ * A size whose costs could carry a level past the horizon from below its allowance is not
+ * kept, and does not push out a size that is: at 1000 bytes/s (allowance 100 ms) a read of
+ * 4611686018427 bytes costs 4611686018427000000 ns, more than 2^62 - 100 ms. After reads of
+ * 4 KiB and 8 KiB 20 s apart (each finding the level empty), the large read 20 s later goes
+ * (the level is empty, it holds its cost exactly), its costs in the slot of 4 KiB with size
+ * 0; 8 KiB stays the size used last, and a read of it then waits for the large one's cost
+ * less the allowance, 4611686018327000000 ns.
+ */
+static void test_size_too_large(void **state)
+{
+	static const uint32_t none[2];
+	const uint64_t big = 4611686018427ull;
+	struct elv_throttle_settings t = { 0 };
+	const struct elv_thr_level *lv;
+	uint64_t now = 1000;
+	struct elv_thr th;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 1000, 0, 0);
+	memset(&th, 0, sizeof(th));
+	elv_thr_apply(&th, &t, now, none, 100 * QS_MS, QS_MS);
+	lv = &th.u.b[ELV_THROTTLE_BPS_TOTAL].lv[0];
+	assert_int_equal(elv_thr_take(&th, ELV_DIR_READ, 4096, now), 0);
+	now += 20 * QS_SEC;
+	assert_int_equal(elv_thr_take(&th, ELV_DIR_READ, 8192, now), 0);
+	now += 20 * QS_SEC;
+	assert_int_equal(elv_thr_take(&th, ELV_DIR_READ, big, now), 0);
+	assert_int_equal(elv_thr_check(&th), 0);
+	assert_int_equal(lv->tat, now + big * 1000000);
+	assert_int_equal(lv->frac, 0);
+	assert_int_equal(slot_of(&th, ELV_DIR_READ, 0)->size, 8192);
+	assert_int_equal(slot_of(&th, ELV_DIR_READ, 0)->c[0].ns, 8192000000ull);
+	assert_int_equal(slot_of(&th, ELV_DIR_READ, 1)->size, 0);
+	assert_int_equal(slot_of(&th, ELV_DIR_READ, 1)->c[0].ns, big * 1000000);
+	assert_int_equal(elv_thr_take(&th, ELV_DIR_READ, 8192, now), 4611686018327000000ull);
+	assert_int_equal(slot_of(&th, ELV_DIR_READ, 0)->size, 8192);
+	assert_int_equal(elv_thr_check(&th), 0);
+}
+
 /*
  * A bucket with a burst level, through elv_thr_take(): 3 MB/s on average, 6 MB/s for 2 s.
  * Back-to-back 4 KiB requests fill the average level by 4096 e9 / 3e6 ns each and the burst
@@ -793,6 +923,8 @@ int main(void)
 		cmocka_unit_test(test_take_exact),
 		cmocka_unit_test(test_take_burst),
 		cmocka_unit_test(test_take_sizes),
+		cmocka_unit_test(test_size_slots),
+		cmocka_unit_test(test_size_too_large),
 		cmocka_unit_test(test_horizon),
 		cmocka_unit_test(test_vector_validation),
 		cmocka_unit_test(test_group_turns),
