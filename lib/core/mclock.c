@@ -13,7 +13,8 @@
  * going past the limit, the smallest P + delta of all. Ties go to the client that joined
  * first. A client that comes back after idle_age without requests gets delta so that its
  * weight tags start level with the smallest of the others' instead of far behind them.
- * Clients are few; a release looks at each client with requests once.
+ * Clients are few; a release looks at each client with requests once, at its R tag only
+ * when one may be due (struct elv_mc r_low).
  */
 #include "qos_internal.h"
 
@@ -22,6 +23,7 @@ void elv_mc_init(struct elv_mc *mc)
 	elv_list_init(&mc->active);
 	mc->next_id = 0;
 	mc->nr = 0;
+	mc->r_low = 0;
 }
 
 uint64_t elv_mc_cost(const struct elv_mc *mc, const struct elv_request *rq)
@@ -58,8 +60,30 @@ static void elv_mc_step(uint64_t cost, uint64_t rate, uint64_t *q, uint64_t *r)
 	}
 }
 
-void elv_mc_client_set(struct elv_mc_client *c, const struct elv_mclock_settings *m)
+/* Take @q ns and @r / res of a ns off @c's R tag. */
+static ELV_SPEED_INLINE void elv_mc_take(struct elv_mc_client *c, uint64_t q, uint64_t r)
 {
+	if (c->r_rem < r) {
+		c->r_rem += c->res;
+		c->r--;
+	}
+	c->r_rem -= r;
+	c->r -= q;
+}
+
+/* A credit @c's R tag owes (ELV_MC_OWED) is taken now. */
+static void elv_mc_settle(struct elv_mc_client *c)
+{
+	if (c->tagged == ELV_MC_OWED) {
+		elv_mc_take(c, c->r1, c->r1_rem);
+		c->tagged = ELV_MC_TAGGED;
+	}
+}
+
+void elv_mc_client_set(struct elv_mc *mc, struct elv_mc_client *c,
+		       const struct elv_mclock_settings *m)
+{
+	elv_mc_settle(c); /* at the old rate */
 	c->res = m->reservation;
 	c->lim = m->limit;
 	c->weight = m->weight;
@@ -74,6 +98,9 @@ void elv_mc_client_set(struct elv_mc_client *c, const struct elv_mclock_settings
 	/* Only a limited client waits for its limit tag. */
 	if (!c->lim)
 		c->ready = 1;
+	/* An active client given a reservation brings its R tag under the bound. */
+	if (c->nr && c->res && elv_time_before(c->r, mc->r_low))
+		mc->r_low = c->r;
 }
 
 void elv_mc_client_join(struct elv_mc *mc, struct elv_mc_client *c,
@@ -91,7 +118,7 @@ void elv_mc_client_join(struct elv_mc *mc, struct elv_mc_client *c,
 	c->ready = 0;
 	c->idle = 1;
 	c->tagged = c->xtagged = 0;
-	elv_mc_client_set(c, m);
+	elv_mc_client_set(mc, c, m);
 }
 
 /*
@@ -152,16 +179,34 @@ static ELV_SPEED_INLINE void elv_mc_tag_units(struct elv_mc *mc, struct elv_mc_c
 {
 	int prev = c->tagged;
 
-	if (c->res)
-		elv_mc_advance(&c->r, &c->r_rem, cost, c->res, c->r1, c->r1_rem, t, prev);
+	if (c->res) {
+		/* A unit owed and a unit on cancel out: R only comes up to t. */
+		if (prev == ELV_MC_OWED && cost == 1) {
+			if (elv_time_before(c->r, t)) {
+				c->r = t;
+				c->r_rem = 0;
+			}
+			if (c->r - t > ELV_QOS_HORIZON) {
+				c->r = t + ELV_QOS_HORIZON;
+				c->r_rem = 0;
+			}
+		} else {
+			elv_mc_settle(c);
+			elv_mc_advance(&c->r, &c->r_rem, cost, c->res, c->r1, c->r1_rem, t, prev);
+		}
+		if (elv_time_before(c->r, mc->r_low))
+			mc->r_low = c->r;
+	}
 	elv_mc_tag_pl(mc, c, cost, t, prev);
-	c->tagged = 1;
+	c->tagged = ELV_MC_TAGGED;
 }
 
-/* elv_mc_tag() for a request of more than one unit: each step takes a division. */
-static ELV_QOS_APART void elv_mc_tag_dear(struct elv_mc *mc, struct elv_mc_client *c, uint64_t t)
+/* elv_mc_tag() for a request of more than one unit: each step takes a division. Returns
+ * ELV_STAGE_HELD, for elv_mc_add() to hand on. */
+static ELV_QOS_APART int elv_mc_tag_dear(struct elv_mc *mc, struct elv_mc_client *c, uint64_t t)
 {
 	elv_mc_tag_units(mc, c, c->cost, t);
+	return ELV_STAGE_HELD;
 }
 
 /* Request @rq became the first of @c at @t: give it its tags. Most requests cost one unit,
@@ -212,36 +257,56 @@ static void elv_mc_wake(struct elv_mc *mc, struct elv_mc_client *c, uint64_t t)
 	c->idle = 0;
 }
 
-/* @rq joins the queue of @c, awake, at @now; as its first request it gets its tags. */
-static ELV_SPEED_INLINE void elv_mc_queue(struct elv_mc *mc, struct elv_mc_client *c,
-					  struct elv_request *rq, uint64_t now)
+/* @rq becomes the first request of @c, awake, at @now: @c joins the active clients and @rq
+ * gets its tags. */
+static ELV_SPEED_INLINE int elv_mc_start(struct elv_mc *mc, struct elv_mc_client *c,
+					 struct elv_request *rq, uint64_t now)
 {
+	/* The first active client: its R tag, if any, is the only one. */
+	if (!mc->nr)
+		mc->r_low = now + ELV_QOS_HORIZON;
 	elv_list_add_tail(&c->fifo, &rq->fifo);
 	c->last = now;
+	c->nr = 1;
 	mc->nr++;
-	if (c->nr++ == 0) {
-		elv_list_add_tail(&mc->active, &c->active);
-		elv_mc_tag(mc, c, rq, now);
-	}
+	elv_list_add_tail(&mc->active, &c->active);
+	c->cost = elv_mc_cost(mc, rq);
+	if (c->cost != 1)
+		return elv_mc_tag_dear(mc, c, now);
+	elv_mc_tag_units(mc, c, 1, now);
+	return ELV_STAGE_HELD;
+}
+
+/* elv_mc_add() for a client without requests. */
+static ELV_QOS_APART int elv_mc_add_first(struct elv_mc *mc, struct elv_mc_client *c,
+					  struct elv_request *rq, uint64_t now)
+{
+	return elv_mc_start(mc, c, rq, now);
 }
 
 /* elv_mc_add() for a client back from idle. */
-static ELV_QOS_APART void elv_mc_add_woken(struct elv_mc *mc, struct elv_mc_client *c,
-					   struct elv_request *rq, uint64_t now)
+static ELV_QOS_APART int elv_mc_add_woken(struct elv_mc *mc, struct elv_mc_client *c,
+					  struct elv_request *rq, uint64_t now)
 {
 	elv_mc_wake(mc, c, now);
-	elv_mc_queue(mc, c, rq, now);
+	return elv_mc_start(mc, c, rq, now);
 }
 
-void elv_mc_add(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
-		uint64_t now)
+int elv_mc_add(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
+	       uint64_t now)
 {
-	/* Waking is apart, as is the division of a tag step at the end of elv_mc_queue(), so
-	 * that the usual add saves no registers. */
-	if (ELV_UNLIKELY(!c->nr && elv_mc_is_idle(mc, c, now)))
-		elv_mc_add_woken(mc, c, rq, now);
-	else
-		elv_mc_queue(mc, c, rq, now);
+	/* Behind others of its client, a request takes no tags: the usual add is a few
+	 * stores. The others are apart, so that it saves no registers. */
+	if (ELV_UNLIKELY(!c->nr)) {
+		if (ELV_UNLIKELY(elv_mc_is_idle(mc, c, now)))
+			return elv_mc_add_woken(mc, c, rq, now);
+		return elv_mc_add_first(mc, c, rq, now);
+	}
+	elv_list_add_tail(&c->fifo, &rq->fifo);
+	c->last = now;
+	c->nr++;
+	mc->nr++;
+	return ELV_STAGE_HELD;
 }
 
 /* @rq left @c's queue; a new first request gets its tags at @t. */
@@ -255,28 +320,30 @@ static void elv_mc_unlink(struct elv_mc *mc, struct elv_mc_client *c, struct elv
 	mc->nr--;
 	if (--c->nr == 0) {
 		elv_list_del(&c->active);
-		elv_list_init(&c->active);
 		return;
 	}
 	if (first)
 		elv_mc_tag(mc, c, elv_list_first_rq(&c->fifo), t);
 }
 
+/* elv_mc_credit() for a request of more than one unit. */
+static ELV_QOS_APART void elv_mc_credit_dear(struct elv_mc_client *c)
+{
+	uint64_t q, r;
+
+	elv_mc_step(c->cost, c->res, &q, &r);
+	elv_mc_take(c, q, r);
+}
+
 /* Weight-phase service counts toward the reservation: take it off the R tag. */
 static ELV_SPEED_INLINE void elv_mc_credit(struct elv_mc_client *c)
 {
-	uint64_t q = c->r1, r = c->r1_rem;
-
 	if (!c->res)
 		return;
 	if (c->cost != 1)
-		elv_mc_step(c->cost, c->res, &q, &r);
-	if (c->r_rem < r) {
-		c->r_rem += c->res;
-		c->r--;
-	}
-	c->r_rem -= r;
-	c->r -= q;
+		elv_mc_credit_dear(c);
+	else
+		elv_mc_take(c, c->r1, c->r1_rem);
 }
 
 /* elv_mc_direct() once @c has its tags: served at once in its phase, or queued. */
@@ -289,11 +356,12 @@ static int elv_mc_direct_phase(struct elv_mc *mc, struct elv_mc_client *c,
 		c->served[c->ready ? ELV_MC_WEIGHT : ELV_MC_OVER]++;
 		elv_mc_credit(c);
 	} else {
-		/* Not yet: it waits, tagged, as the first of its client. */
+		/* Not yet: it waits, tagged, as the first of its client, alone in mClock. */
 		elv_list_add_tail(&c->fifo, &rq->fifo);
 		c->nr = 1;
 		mc->nr++;
 		elv_list_add_tail(&mc->active, &c->active);
+		mc->r_low = c->res ? c->r : now + ELV_QOS_HORIZON;
 		return ELV_STAGE_HELD;
 	}
 	return ELV_STAGE_PASS;
@@ -318,7 +386,7 @@ int elv_mc_direct(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request
 
 	/* The usual client is awake, tagged before, has a reservation and a request of cost 1:
 	 * the steps below need no division and no call, so they take few registers to save. */
-	if (ELV_UNLIKELY(elv_mc_is_idle(mc, c, now) || !c->tagged || !c->res ||
+	if (ELV_UNLIKELY(elv_mc_is_idle(mc, c, now) || c->tagged != ELV_MC_TAGGED || !c->res ||
 			 elv_mc_cost(mc, rq) != 1))
 		return elv_mc_direct_tag(mc, c, rq, now);
 	c->last = now;
@@ -363,41 +431,114 @@ static struct elv_mc_client *elv_mc_first_by_weight(struct elv_mc *mc)
 	return any;
 }
 
-struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, uint64_t *next)
+/*
+ * The reservation phase at @now: the client whose R is due and first, or NULL. On the way
+ * it works the bound on the R tags out again: they pass it as clients are served.
+ */
+static ELV_QOS_APART struct elv_mc_client *elv_mc_first_due(struct elv_mc *mc, uint64_t now)
 {
-	struct elv_mc_client *res = NULL, *wgt = NULL, *c;
+	struct elv_mc_client *res = NULL, *c;
 	struct elv_list *l;
-	struct elv_request *rq;
-	int phase;
+	uint64_t low = now + ELV_QOS_HORIZON; /* no R tag leads further */
 
 	for (l = mc->active.next; l != &mc->active; l = l->next) {
 		c = elv_container_of(l, struct elv_mc_client, active);
-		if (c->res && !elv_time_after(c->r, now) && (!res || elv_mc_less(c->r, c, res->r, res)))
+		if (!c->res)
+			continue;
+		if (elv_time_before(c->r, low))
+			low = c->r;
+		if (!elv_time_after(c->r, now) && (!res || elv_mc_less(c->r, c, res->r, res)))
 			res = c;
-		if (!c->ready && !elv_time_after(c->l, now))
-			c->ready = 1; /* stays ready until served */
-		if (c->ready && (!wgt || elv_mc_less(c->p + c->delta, c, wgt->p + wgt->delta, wgt)))
-			wgt = c;
 	}
-	if (res) {
-		c = res;
-		phase = ELV_MC_RESERVATION;
-	} else if (wgt) {
-		c = wgt;
-		phase = ELV_MC_WEIGHT;
-	} else if (mc->at_limit == ELV_QOS_AT_LIMIT_ALLOW &&
-		   (c = elv_mc_first_by_weight(mc)) != NULL) {
-		/* Looked for only now: no client is due or within its limit. */
-		phase = ELV_MC_OVER;
-	} else {
-		*next = elv_mc_next(mc, now);
-		return NULL;
-	}
-	rq = elv_list_first_rq(&c->fifo);
+	mc->r_low = low;
+	return res;
+}
+
+/* Serve the first request of @c at @now in @phase: counted, taken out, the next one tagged. */
+static ELV_QOS_APART struct elv_request *elv_mc_serve(struct elv_mc *mc, struct elv_mc_client *c,
+						      uint64_t now, int phase)
+{
+	struct elv_request *rq = elv_list_first_rq(&c->fifo);
+
 	if (phase != ELV_MC_RESERVATION)
 		elv_mc_credit(c);
 	c->served[phase]++;
 	elv_mc_unlink(mc, c, rq, now);
+	return rq;
+}
+
+/* No client is due or within its limit at @now: past the limit when the queue allows it. */
+static ELV_QOS_APART struct elv_request *elv_mc_pull_over(struct elv_mc *mc, uint64_t now)
+{
+	struct elv_mc_client *c;
+
+	if (mc->at_limit != ELV_QOS_AT_LIMIT_ALLOW || (c = elv_mc_first_by_weight(mc)) == NULL)
+		return NULL;
+	return elv_mc_serve(mc, c, now, ELV_MC_OVER);
+}
+
+/* Is @c's first request within its limit at @now? Once it is, it stays so until served. */
+static ELV_SPEED_INLINE int elv_mc_within(struct elv_mc_client *c, uint64_t now)
+{
+	if (ELV_LIKELY(c->ready))
+		return 1;
+	if (elv_time_after(c->l, now))
+		return 0;
+	c->ready = 1;
+	return 1;
+}
+
+struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now)
+{
+	struct elv_mc_client *c, *o;
+	struct elv_list *l;
+	struct elv_request *rq;
+	uint64_t best, key;
+
+	if (ELV_UNLIKELY(!elv_time_after(mc->r_low, now)) && (c = elv_mc_first_due(mc, now)))
+		return elv_mc_serve(mc, c, now, ELV_MC_RESERVATION);
+	/* The smallest P + delta within its limit, ties to the lower id. */
+	for (l = mc->active.next; l != &mc->active; l = l->next)
+		if (elv_mc_within(elv_container_of(l, struct elv_mc_client, active), now))
+			break;
+	if (ELV_UNLIKELY(l == &mc->active))
+		return elv_mc_pull_over(mc, now);
+	c = elv_container_of(l, struct elv_mc_client, active);
+	best = c->p + c->delta;
+	for (l = l->next; l != &mc->active; l = l->next) {
+		o = elv_container_of(l, struct elv_mc_client, active);
+		if (!elv_mc_within(o, now))
+			continue;
+		key = o->p + o->delta;
+		if (elv_time_before(key, best) || (key == best && o->id < c->id)) {
+			c = o;
+			best = key;
+		}
+	}
+	/*
+	 * The weight phase. No R tag is due, so a request served here takes one unit off R
+	 * (the credit) that the next one's tag, one unit on from a tag after now, puts back
+	 * exactly: when both cost one unit the R tag stays, and only P (and L) move on.
+	 */
+	if (ELV_UNLIKELY(c->cost != 1))
+		return elv_mc_serve(mc, c, now, ELV_MC_WEIGHT);
+	rq = elv_list_rq(c->fifo.next);
+	if (c->nr == 1) {
+		/* Its last request: R owes the credit to the next one's tag, which mostly cancels
+		 * it (elv_mc_tag_units()). */
+		if (c->res)
+			c->tagged = ELV_MC_OWED;
+		elv_list_del(&c->active);
+	} else if (ELV_UNLIKELY(elv_mc_cost(mc, elv_list_rq(rq->fifo.next)) != 1)) {
+		return elv_mc_serve(mc, c, now, ELV_MC_WEIGHT);
+	} else {
+		elv_mc_tag_pl(mc, c, 1, now, 1);
+	}
+	c->served[ELV_MC_WEIGHT]++;
+	elv_list_del(&rq->fifo);
+	c->last = now;
+	c->nr--;
+	mc->nr--;
 	return rq;
 }
 
@@ -425,27 +566,44 @@ void elv_mc_remove(struct elv_mc *mc, struct elv_mc_client *c, struct elv_reques
 	elv_mc_unlink(mc, c, rq, now);
 }
 
+/* How many times @c is on the active list. */
+static uint32_t elv_mc_listed(const struct elv_mc *mc, const struct elv_mc_client *c)
+{
+	const struct elv_list *l;
+	uint32_t n = 0;
+
+	for (l = mc->active.next; l != &mc->active; l = l->next)
+		n += elv_container_of(l, struct elv_mc_client, active) == c;
+	return n;
+}
+
 int elv_mc_check(const struct elv_mc *mc)
 {
 	const struct elv_mc_client *c = NULL;
 	const struct elv_list *l, *r;
-	int n = 0;
+	uint32_t n = 0;
 
 	while ((c = mc->next_client(mc->ctx, c)) != NULL) {
 		uint32_t k = 0;
 
 		for (r = c->fifo.next; r != &c->fifo; r = r->next)
 			k++;
-		if (k != c->nr || (c->nr != 0) != (c->active.next != &c->active) ||
-		    !c->weight || (c->res && c->r_rem >= c->res) || c->p_rem >= c->weight ||
+		/* A client leaving the active list keeps stale links: only the list tells. */
+		if (k != c->nr || elv_mc_listed(mc, c) != (c->nr != 0) || !c->weight ||
+		    (c->res && c->r_rem >= c->res) || c->p_rem >= c->weight ||
 		    (c->lim && c->l_rem >= c->lim))
 			return ELV_EINVAL;
-		n += (int)k;
+		n += k;
 	}
-	if ((uint32_t)n != mc->nr)
+	if (n != mc->nr)
 		return ELV_EINVAL;
-	for (l = mc->active.next; l != &mc->active; l = l->next)
-		n -= (int)elv_container_of(l, struct elv_mc_client, active)->nr;
-	/* Every client with requests is on the active list once. */
+	for (l = mc->active.next; l != &mc->active; l = l->next) {
+		c = elv_container_of(l, struct elv_mc_client, active);
+		/* Only clients with requests, and no R tag before the bound a release trusts. */
+		if (!c->nr || (c->res && elv_time_before(c->r, mc->r_low)))
+			return ELV_EINVAL;
+		n -= c->nr;
+	}
+	/* Every client on the active list is a client of the queue. */
 	return n == 0 ? 0 : ELV_EINVAL;
 }

@@ -43,7 +43,10 @@ struct elv_qclient {
 	void *owner;             /* the stream or group */
 	uint8_t group;           /* owner is a group */
 	uint8_t has_thr, has_mc;
-	uint8_t pad;
+	/* A request of its own stream goes straight to its mClock settings: it has them, no
+	 * throttle, no request waiting under it, and the queue refuses none at the limit
+	 * (kept by elv_qos_route_mc() as those change). */
+	uint8_t mc_only;
 	uint32_t nr_hold[2];     /* as holder: requests in held[d] */
 	uint32_t nr_wait[2];     /* as top: requests waiting under it in direction d */
 	struct elv_list held[2]; /* as holder: throttled requests in arrival order */
@@ -100,6 +103,13 @@ static struct elv_qclient *elv_qos_mclient(struct elv_qclient *cs, struct elv_qc
 	if (cs && cs->has_mc)
 		return cs;
 	return cg && cg->has_mc ? cg : NULL;
+}
+
+/* Work out c->mc_only again, after one of the things it depends on changed. */
+static void elv_qos_route_mc(const struct elv_qstate *qs, struct elv_qclient *c)
+{
+	c->mc_only = c->has_mc && !c->has_thr && !(c->nr_wait[0] | c->nr_wait[1]) &&
+		     qs->mc.at_limit != ELV_QOS_AT_LIMIT_REJECT;
 }
 
 /* Does the stage deal with @rq at all? Flushes and anonymous requests pass untouched. */
@@ -181,6 +191,7 @@ static void elv_qos_hold(struct elv_qstate *qs, struct elv_qclient *h, struct el
 	if (t->nr_wait[dir]++ == 0) {
 		elv_list_add_tail(&qs->wait[dir], &t->wait[dir]);
 		t->ready[dir] = now + w;
+		t->mc_only = 0;
 	}
 	qs->nr_held++;
 	elv_qos_bound(qs);
@@ -193,8 +204,10 @@ static void elv_qos_unhold(struct elv_qclient *h, struct elv_qclient *t, struct 
 	elv_list_del(&rq->fifo);
 	if (--h->nr_hold[dir] == 0 && t->group)
 		elv_list_del(&h->member[dir]);
-	if (--t->nr_wait[dir] == 0)
+	if (--t->nr_wait[dir] == 0) {
 		elv_list_del(&t->wait[dir]);
+		elv_qos_route_mc(t->qs, t);
+	}
 }
 
 /* The holder and top of a throttled request: its stream's client and its group's. */
@@ -299,11 +312,9 @@ static int elv_qos_room(const struct elv_queue *q, const struct elv_qstate *qs)
 static struct elv_request *elv_qos_mc_release(struct elv_queue *q, struct elv_qstate *qs,
 					      uint64_t now)
 {
-	uint64_t next;
-
 	if (!qs->mc.nr || !elv_qos_room(q, qs))
 		return NULL;
-	return elv_mc_pull(&qs->mc, now, &next);
+	return elv_mc_pull(&qs->mc, now);
 }
 
 /* Every mClock client on the queue after @c (the first for NULL): streams, then groups. */
@@ -347,8 +358,7 @@ static ELV_QOS_APART int elv_qos_enter_mc(struct elv_qstate *qs, struct elv_qcli
 	/* Alone in mClock with room below: it goes at once when its tags allow. */
 	if (!qs->mc.nr && elv_qos_room(qs->q, qs))
 		return elv_mc_direct(&qs->mc, &m->mc, rq, now);
-	elv_mc_add(&qs->mc, &m->mc, rq, now);
-	return ELV_STAGE_HELD;
+	return elv_mc_add(&qs->mc, &m->mc, rq, now);
 }
 
 /* @rq of a stream whose client @cs is its only one waits in it for @w (0: behind others).
@@ -468,16 +478,17 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 		return ELV_STAGE_PASS;
 	/* The usual case: the stream's own client alone. Every branch but the plain pass is a
 	 * tail call, so the pass saves no registers. */
-	dir = rq->op != ELV_OP_READ;
-	if (cs->has_mc) {
-		struct elv_qstate *qs = q->stage[ELV_STAGE_QOS].data;
+	if (ELV_LIKELY(cs->mc_only)) {
+		struct elv_qstate *qs = cs->qs;
 
-		/* mClock alone, nothing waiting, no refusal at the limit: straight to it. */
-		if (ELV_LIKELY(!cs->has_thr && !cs->nr_wait[dir] &&
-			       qs->mc.at_limit != ELV_QOS_AT_LIMIT_REJECT))
-			return elv_qos_enter_mc(qs, cs, rq, now);
-		return elv_qos_admit_own_mc(q, cs, rq, dir, now);
+		/* Behind requests mClock holds already, it waits with them. */
+		if (qs->mc.nr)
+			return elv_mc_add(&qs->mc, &cs->mc, rq, now);
+		return elv_qos_enter_mc(qs, cs, rq, now);
 	}
+	dir = rq->op != ELV_OP_READ;
+	if (cs->has_mc)
+		return elv_qos_admit_own_mc(q, cs, rq, dir, now);
 	return elv_qos_own_thr(cs, rq, dir, now);
 }
 
@@ -504,10 +515,13 @@ static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)
 {
 	struct elv_qstate *qs = q->stage[ELV_STAGE_QOS].data;
 
-	/* Without throttled requests only mClock may release one; most calls find no room. */
 	if (qs->nr_held)
 		return elv_qos_release_thr(q, qs, now);
-	return elv_qos_mc_release(q, qs, now);
+	/* Without throttled requests mClock holds every request of the stage, and the bound
+	 * (elv_qos_bound()) is its depth: the core asks only while it holds one and there is
+	 * room. */
+	ELV_ASSERT(qs->mc.nr && elv_qos_room(q, qs));
+	return elv_mc_pull(&qs->mc, now);
 }
 
 static uint64_t elv_qos_next_event(const struct elv_queue *q)
@@ -641,6 +655,7 @@ static void elv_qos_reset_client(struct elv_qclient *c)
 		elv_list_init(&c->mc.active);
 		c->mc.nr = 0;
 	}
+	elv_qos_route_mc(c->qs, c);
 }
 
 static void elv_qos_take_all(struct elv_queue *q, struct elv_list *list)
@@ -812,6 +827,7 @@ static void elv_qos_use(struct elv_queue *q, struct elv_qstate *qs,
 	for (c = elv_qos_next_client(q, NULL); c; c = elv_qos_next_client(q, c)) {
 		c->thr.slice = qs->slice;
 		c->thr.tick = qs->tick;
+		elv_qos_route_mc(qs, c); /* at_limit */
 	}
 	elv_qos_bound(qs);
 }
@@ -1071,6 +1087,7 @@ int elv_qos_set_throttle(struct elv_queue *q, struct elv_qos_client *cl,
 	queued[1] = c->nr_hold[1] + c->nr_wait[1];
 	elv_thr_apply(&c->thr, t, now, queued, qs->slice, qs->tick);
 	c->has_thr = c->thr.on;
+	elv_qos_route_mc(qs, c);
 	if (t)
 		c->thr_set = *t;
 	else
@@ -1112,11 +1129,12 @@ int elv_qos_set_mclock(struct elv_queue *q, struct elv_qos_client *cl,
 	if (!m) {
 		c->has_mc = 0;
 	} else if (c->has_mc) {
-		elv_mc_client_set(&c->mc, m);
+		elv_mc_client_set(&qs->mc, &c->mc, m);
 	} else {
 		elv_mc_client_join(&qs->mc, &c->mc, m, now);
 		c->has_mc = 1;
 	}
+	elv_qos_route_mc(qs, c);
 	if (m)
 		c->mc_set = *m;
 	else

@@ -125,6 +125,11 @@ int elv_thr_check(const struct elv_thr *th);
 #define ELV_MC_WEIGHT 1
 #define ELV_MC_OVER 2
 
+/* elv_mc_client.tagged: tags held; tags held, and R owes the credit of the last request
+ * served (one unit, taken when the next request is tagged). */
+#define ELV_MC_TAGGED 1
+#define ELV_MC_OWED 2
+
 /* One mClock client: its requests in arrival order and the tags of the first one. */
 struct elv_mc_client {
 	struct elv_list fifo;   /* its requests, through rq->fifo */
@@ -144,7 +149,7 @@ struct elv_mc_client {
 	uint32_t nr;            /* requests queued */
 	uint8_t ready;          /* the first request is within the limit */
 	uint8_t idle;           /* no request for idle_age: starts level with the others */
-	uint8_t tagged;         /* r, p, l hold tags */
+	uint8_t tagged;         /* r, p, l hold tags: ELV_MC_TAGGED or ELV_MC_OWED, else 0 */
 	uint8_t xtagged;        /* xl holds a tag */
 };
 
@@ -159,6 +164,12 @@ struct elv_mc {
 	const void *ctx;
 	uint64_t idle_age;
 	uint64_t reject_ns;     /* ELV_QOS_AT_LIMIT_REJECT: threshold */
+	/*
+	 * No active client with a reservation has its R tag before this one: while it is
+	 * after the time of a release, no R is due and the release looks at weight tags only.
+	 * Lowered as R tags are given, worked out again when it comes due.
+	 */
+	uint64_t r_low;
 	uint32_t cost_size;
 	uint32_t next_id;
 	uint32_t nr;            /* requests queued, all clients */
@@ -170,20 +181,23 @@ void elv_mc_init(struct elv_mc *mc);
 uint64_t elv_mc_cost(const struct elv_mc *mc, const struct elv_request *rq);
 void elv_mc_client_join(struct elv_mc *mc, struct elv_mc_client *c,
 			const struct elv_mclock_settings *m, uint64_t now);
-void elv_mc_client_set(struct elv_mc_client *c, const struct elv_mclock_settings *m);
+/* New settings @m for @c at @now (the next release looks at every R tag again). */
+void elv_mc_client_set(struct elv_mc *mc, struct elv_mc_client *c,
+		       const struct elv_mclock_settings *m);
 int elv_mc_validate(const struct elv_mclock_settings *m);
 /* Reject mode: may @c take a request of @cost at @now? Refusing advances its limit tag. */
 int elv_mc_offer(struct elv_mc *mc, struct elv_mc_client *c, uint64_t cost, uint64_t now);
-void elv_mc_add(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
-		uint64_t now);
+/* @rq joins @c's queue at @now; returns ELV_STAGE_HELD. */
+int elv_mc_add(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
+	       uint64_t now);
 /* @rq of @c, which has no request queued, while no client has: served at once in its phase
  * when its tags allow (ELV_STAGE_PASS), else queued as elv_mc_add() would (ELV_STAGE_HELD). */
 int elv_mc_direct(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
 		  uint64_t now);
-/* The next request to release at @now, counted in its client's phase; NULL and *@next =
- * when one will be due (ELV_TIME_NEVER: none). */
-struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now, uint64_t *next);
-/* When the next request will be due (what elv_mc_pull() would give as *next at @now). */
+/* The next request to release at @now, counted in its client's phase, or NULL (then
+ * elv_mc_next() tells when one will be due). */
+struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now);
+/* When, seen at @now, the next request will be due (ELV_TIME_NEVER: none). */
 uint64_t elv_mc_next(const struct elv_mc *mc, uint64_t now);
 /* Take @rq out of @c's queue unserved (cancel, drain). */
 void elv_mc_remove(struct elv_mc *mc, struct elv_mc_client *c, struct elv_request *rq,
