@@ -25,6 +25,11 @@ uint64_t elv_qos_muldiv(uint64_t a, uint64_t b, uint64_t d, uint64_t *rem);
 
 /* ---- throttle.c ---------------------------------------------------------------------- */
 
+/* What a request adds to one level: ns + rem / den (sizes repeat, divisions are dear). */
+struct elv_thr_cost {
+	uint64_t ns, rem;
+};
+
 /*
  * One level of a leaky bucket (A.1 of the fact sheet), kept as a time: its content, in units,
  * is the time it takes to drain at its rate, so the level is empty from @tat on and holds
@@ -38,27 +43,17 @@ struct elv_thr_level {
 	uint64_t allow;     /* what it may hold (ns) before a request waits */
 	uint64_t frac;
 	uint64_t den;       /* rate times the operation size (1 for bytes and plain ops) */
+	/* What a request of elv_thr.size[s] bytes adds, in c[s]. Here, a fill finds them at a
+	 * fixed distance from the level. */
+	struct elv_thr_cost c[2];
 };
 
-/* What a request adds to one level: ns + rem / den (sizes repeat, divisions are dear). */
-struct elv_thr_cost {
-	uint64_t ns, rem;
-};
-
-/* The costs of a request of @size bytes for each level its direction meets (in lv_off[]
- * order); @size 0: none. */
-struct elv_thr_slot {
-	uint64_t size;
-	struct elv_thr_cost c[4];
-};
-
-/* One leaky bucket: its average level and, with a burst length, its burst level. */
+/* One leaky bucket: its average level and, with a burst length, its burst level. A request
+ * counts as units: its bytes in a bytes bucket; in an operations bucket one operation, or
+ * with an operation size (op_size) that size when it is no larger, else its bytes (the rate
+ * is then in units of 1 / op_size operations). */
 struct elv_thr_bucket {
 	struct elv_thr_level lv[2]; /* average, burst (lv[1].den 0: no burst level) */
-	/* Requests up to unit_upto bytes count as unit_size (one operation: 1, or iops_size
-	 * bytes at the operation rate); larger ones as their size. */
-	uint64_t unit_upto;
-	uint32_t unit_size;
 };
 
 /* io.max state of one direction (A.2): what was dispatched in the current slice. */
@@ -81,9 +76,7 @@ struct elv_thr {
 	 * multiplication at each use. */
 	uint8_t nr_dir[2], nr_lv[2];
 	uint16_t dir_off[2][4], lv_off[2][4];
-	/* Leaky buckets, per direction: the slot of the size met last and the other one (byte
-	 * offsets from the throttle, into slot[dir]). */
-	uint16_t cur[2], alt[2];
+	uint8_t cur; /* leaky buckets: the slot of size[] met last */
 	uint64_t slice, tick; /* io.max slice and clock tick (ns) */
 	/* Leaky buckets: every level is below its allowance at any queue time after this one
 	 * (the latest level minus its allowance, kept as levels fill), so one comparison clears a
@@ -92,11 +85,12 @@ struct elv_thr {
 	/* Leaky buckets: the largest allowance of a level, so that every level is empty at any
 	 * queue time after calm_from + drain_cap. */
 	uint64_t drain_cap;
-	/* Leaky buckets, per direction: the two request sizes met last, with their costs. Real
-	 * workloads have few sizes, and two in turn should not work costs out each time. A size
-	 * is kept only when its costs cannot carry a level from below its allowance past the
-	 * horizon (so a fill from there needs no horizon test). */
-	struct elv_thr_slot slot[2][2];
+	/* Leaky buckets: the two request sizes met last, either direction, whose costs the
+	 * levels hold (elv_thr_level.c). Real workloads have few sizes, and two in turn should
+	 * not work costs out each time. A size is kept only when its costs cannot carry a level
+	 * from below its allowance past the horizon (so a fill from there needs no horizon
+	 * test); 0: none. */
+	uint64_t size[2];
 	union {
 		struct elv_thr_bucket b[ELV_THROTTLE_NR];
 		struct elv_iomax_dir d[2];

@@ -190,7 +190,6 @@ static void elv_bucket_setup(struct elv_thr_bucket *b, const struct elv_throttle
 	}
 	elv_level_setup(&b->lv[0], l->avg * size, allow, now);
 	elv_level_setup(&b->lv[1], len > 1 ? l->max * size : 0, ELV_THR_BURST_ALLOW, now);
-	b->unit_size = size;
 }
 
 /* The larger allowance of bucket @b's levels. */
@@ -281,12 +280,8 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 	th->used = 0;
 	th->on = 0;
 	th->leaky = 0;
-	/* No request has 0 bytes: no costs yet. */
-	for (dir = 0; dir < 2; dir++) {
-		th->slot[dir][0].size = th->slot[dir][1].size = 0;
-		th->cur[dir] = (uint16_t)((const char *)&th->slot[dir][0] - (const char *)th);
-		th->alt[dir] = (uint16_t)((const char *)&th->slot[dir][1] - (const char *)th);
-	}
+	th->size[0] = th->size[1] = 0; /* no request has 0 bytes: no costs yet */
+	th->cur = 0;
 	if (!t)
 		return;
 	th->mode = t->mode;
@@ -320,10 +315,6 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 				 elv_thr_is_ops(k) && t->iops_size ? t->iops_size : 1, now);
 		if (elv_bucket_top_allow(&th->u.b[k]) > th->drain_cap)
 			th->drain_cap = elv_bucket_top_allow(&th->u.b[k]);
-		/* Bytes: never one unit; operations: always, or up to iops_size bytes. */
-		th->u.b[k].unit_upto = !elv_thr_is_ops(k) ? 0
-				       : t->iops_size    ? t->iops_size
-							 : UINT64_MAX;
 		for (dir = 0; dir < 2; dir++)
 			if (elv_bucket_mask(dir) & (1u << k))
 				elv_thr_list_bucket(th, dir, k);
@@ -413,11 +404,15 @@ static int elv_level_cost_fits(const struct elv_thr_level *lv, const struct elv_
 	return c->ns <= ELV_QOS_HORIZON - lv->allow;
 }
 
-/* The units a request of @bytes counts for in bucket @b: one op, bytes / op size ops (in
- * units of 1 / op size), or bytes. */
-static uint64_t elv_bucket_units(const struct elv_thr_bucket *b, uint64_t bytes)
+/* The units a request of @bytes counts for in bucket @k: bytes, one op, or op size units up
+ * to op size bytes (ops in units of 1 / op size) and its bytes above. */
+static uint64_t elv_bucket_units(const struct elv_thr *th, int k, uint64_t bytes)
 {
-	return bytes <= b->unit_upto ? b->unit_size : bytes;
+	if (!elv_thr_is_ops(k))
+		return bytes;
+	if (!th->op_size)
+		return 1;
+	return bytes <= th->op_size ? th->op_size : bytes;
 }
 
 /* The bucket at byte offset @off from @th (th->dir_off). */
@@ -434,92 +429,66 @@ static ELV_SPEED_INLINE struct elv_thr_level *elv_thr_level_at(const struct elv_
 	return (struct elv_thr_level *)(uintptr_t)((const char *)th + off);
 }
 
-/* The costs of a request of @bytes in direction @dir for each level it meets, into @c (in
- * lv_off[] order); 1 when none can carry a level from below its allowance past the horizon. */
-static int elv_thr_costs_of(const struct elv_thr *th, int dir, uint64_t bytes,
-			    struct elv_thr_cost *c)
+/* The cost of a request of @bytes for level @j of bucket @k in *@c; 1 when it cannot carry
+ * the level from below its allowance past the horizon. */
+static int elv_level_cost_of(const struct elv_thr *th, int k, int j, uint64_t bytes,
+			     struct elv_thr_cost *c)
 {
-	unsigned i, k;
-	int fits = 1;
+	const struct elv_thr_level *lv = &th->u.b[k].lv[j];
 
-	for (i = 0; i < th->nr_dir[dir]; i++) {
-		const struct elv_thr_bucket *b = elv_thr_bucket_at(th, th->dir_off[dir][i]);
-		uint64_t n = elv_bucket_units(b, bytes);
-
-		/* Levels listed bucket by bucket (elv_thr_list_bucket()), average first. */
-		for (k = 0; k < 2 && b->lv[k].den; k++, c++) {
-			c->ns = elv_drain_ns(n, b->lv[k].den, &c->rem);
-			fits &= elv_level_cost_fits(&b->lv[k], c);
-		}
-	}
-	return fits;
-}
-
-/* The slot at byte offset @off from @th (th->cur, th->alt). */
-static ELV_SPEED_INLINE struct elv_thr_slot *elv_thr_slot_at(const struct elv_thr *th,
-							     unsigned off)
-{
-	return (struct elv_thr_slot *)(uintptr_t)((const char *)th + off);
-}
-
-/* The other slot of direction @dir becomes the one used last. */
-static ELV_SPEED_INLINE void elv_thr_swap(struct elv_thr *th, int dir)
-{
-	uint16_t off = th->alt[dir];
-
-	th->alt[dir] = th->cur[dir];
-	th->cur[dir] = off;
+	c->ns = elv_drain_ns(elv_bucket_units(th, k, bytes), lv->den, &c->rem);
+	return elv_level_cost_fits(lv, c);
 }
 
 /*
- * The slot of direction @dir that holds the costs of a request of @bytes, which becomes the
- * one used last; NULL for neither. Two sizes in turn swap the slots each time, which is
- * cheaper than marking the one used at every request.
+ * The slot whose costs the levels hold for a request of @bytes: the size met last, else the
+ * other one, which becomes the one met last; -1 for neither.
  */
-static ELV_SPEED_INLINE const struct elv_thr_slot *elv_thr_slot(struct elv_thr *th, int dir,
-								uint64_t bytes)
+static ELV_SPEED_INLINE int elv_thr_slot(struct elv_thr *th, uint64_t bytes)
 {
-	const struct elv_thr_slot *sl = elv_thr_slot_at(th, th->cur[dir]);
+	unsigned s = th->cur;
 
-	if (bytes != sl->size) {
-		sl = elv_thr_slot_at(th, th->alt[dir]);
-		if (bytes != sl->size)
-			return NULL;
-		elv_thr_swap(th, dir);
+	if (bytes != th->size[s]) {
+		s ^= 1u;
+		if (bytes != th->size[s])
+			return -1;
+		th->cur = (uint8_t)s;
 	}
-	return sl;
+	return (int)s;
 }
 
 /*
- * The costs of a request of @bytes in direction @dir, for a size not in its slots: worked out
- * in the slot of the size met longer ago, which becomes the one used last with size @bytes
- * when the costs fit. Else its size is 0 and it stays the other slot: such costs serve one
- * request, and the next size of that kind takes the same slot, not the kept size's.
+ * The costs of a request of @bytes, for a size not kept: worked out for every level in the
+ * slot of the size met longer ago, which becomes the one met last with size @bytes when they
+ * fit. Else its size is 0 and it stays the other slot: such costs serve one request, and the
+ * next size of that kind takes the same slot, not the kept size's.
  */
-static const struct elv_thr_slot *elv_thr_resize(struct elv_thr *th, int dir, uint64_t bytes)
+static int elv_thr_resize(struct elv_thr *th, uint64_t bytes)
 {
-	struct elv_thr_slot *sl = elv_thr_slot_at(th, th->alt[dir]);
+	unsigned s = th->cur ^ 1u;
+	int k, j, fits = 1;
 
-	sl->size = 0;
-	if (elv_thr_costs_of(th, dir, bytes, sl->c)) {
-		sl->size = bytes;
-		elv_thr_swap(th, dir);
-	}
-	return sl;
+	for (k = 0; k < ELV_THROTTLE_NR; k++)
+		for (j = 0; j < 2 && (th->used & (1u << k)) && th->u.b[k].lv[j].den; j++)
+			fits &= elv_level_cost_of(th, k, j, bytes, &th->u.b[k].lv[j].c[s]);
+	th->size[s] = fits ? bytes : 0;
+	if (fits)
+		th->cur = (uint8_t)s;
+	return (int)s;
 }
 
-/* Fill the levels a request of direction @dir meets with costs @c (@clip: as for
- * elv_level_fill()), and move calm_from past every level's allowance. */
-static ELV_SPEED_INLINE void elv_thr_fill(struct elv_thr *th, int dir,
-					  const struct elv_thr_cost *c, uint64_t now, int clip)
+/* Fill the levels a request of direction @dir meets with their costs in slot @s (@clip: as
+ * for elv_level_fill()), and move calm_from past every level's allowance. */
+static ELV_SPEED_INLINE void elv_thr_fill(struct elv_thr *th, int dir, int s, uint64_t now,
+					  int clip)
 {
 	const uint16_t *off = th->lv_off[dir], *end = off + th->nr_lv[dir];
 	uint64_t calm_from = th->calm_from;
 
-	for (; off != end; off++, c++) {
+	for (; off != end; off++) {
 		struct elv_thr_level *lv = elv_thr_level_at(th, *off);
 
-		elv_level_fill(lv, c, now, clip);
+		elv_level_fill(lv, &lv->c[s], now, clip);
 		calm_from = elv_calm_after(calm_from, lv->tat - lv->allow);
 	}
 	th->calm_from = calm_from;
@@ -530,17 +499,17 @@ static ELV_SPEED_INLINE void elv_thr_fill(struct elv_thr *th, int dir,
  * elv_level_fill() fills an empty level, each level holds its cost from @now (the remainder
  * is below its denominator, the cost within the horizon).
  */
-static ELV_SPEED_INLINE void elv_thr_fill_empty(struct elv_thr *th, int dir,
-						const struct elv_thr_cost *c, uint64_t now)
+static ELV_SPEED_INLINE void elv_thr_fill_empty(struct elv_thr *th, int dir, int s,
+						uint64_t now)
 {
 	const uint16_t *off = th->lv_off[dir], *end = off + th->nr_lv[dir];
 	uint64_t calm_from = th->calm_from;
 
-	for (; off != end; off++, c++) {
+	for (; off != end; off++) {
 		struct elv_thr_level *lv = elv_thr_level_at(th, *off);
 
-		lv->tat = now + c->ns;
-		lv->frac = c->rem;
+		lv->tat = now + lv->c[s].ns;
+		lv->frac = lv->c[s].rem;
 		calm_from = elv_calm_after(calm_from, lv->tat - lv->allow);
 	}
 	th->calm_from = calm_from;
@@ -655,7 +624,7 @@ static ELV_SPEED_INLINE uint64_t elv_thr_wait_in(struct elv_thr *th, int dir, ui
 static ELV_SPEED_INLINE void elv_thr_charge_in(struct elv_thr *th, int dir, uint64_t bytes,
 					       uint64_t now)
 {
-	const struct elv_thr_slot *sl;
+	int s;
 
 	if (!th->on)
 		return;
@@ -669,10 +638,10 @@ static ELV_SPEED_INLINE void elv_thr_charge_in(struct elv_thr *th, int dir, uint
 		elv_iomax_trim(io, now, th->slice);
 		return;
 	}
-	sl = elv_thr_slot(th, dir, bytes);
-	if (ELV_UNLIKELY(!sl))
-		sl = elv_thr_resize(th, dir, bytes);
-	elv_thr_fill(th, dir, sl->c, now, 1);
+	s = elv_thr_slot(th, bytes);
+	if (ELV_UNLIKELY(s < 0))
+		s = elv_thr_resize(th, bytes);
+	elv_thr_fill(th, dir, s, now, 1);
 }
 
 uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued)
@@ -697,38 +666,37 @@ static ELV_QOS_APART uint64_t elv_thr_take_any(struct elv_thr *th, int dir, uint
 }
 
 /*
- * A request of direction @dir whose levels have costs @c (which keep a level filled from
- * below its allowance within the horizon) goes at once when it finds every level empty (a
- * level holds at most its allowance at calm_from) or below its allowance: fill them and say
- * so (1); else 0.
+ * A request of direction @dir whose levels have costs in slot @s (which keep a level filled
+ * from below its allowance within the horizon) goes at once when it finds every level empty
+ * (a level holds at most its allowance at calm_from) or below its allowance: fill them and
+ * say so (1); else 0.
  */
-static ELV_SPEED_INLINE int elv_thr_fill_calm(struct elv_thr *th, int dir,
-					      const struct elv_thr_cost *c, uint64_t now)
+static ELV_SPEED_INLINE int elv_thr_fill_calm(struct elv_thr *th, int dir, int s, uint64_t now)
 {
 	if (elv_time_before(th->calm_from + th->drain_cap, now)) {
-		elv_thr_fill_empty(th, dir, c, now);
+		elv_thr_fill_empty(th, dir, s, now);
 		return 1;
 	}
-	if (elv_time_after(now, th->calm_from)) {
-		elv_thr_fill(th, dir, c, now, 0);
+	if (elv_time_before(th->calm_from, now)) {
+		elv_thr_fill(th, dir, s, now, 0);
 		return 1;
 	}
 	return 0;
 }
 
-/* elv_thr_take() for a request of neither size met last in its direction: its costs in the
- * slot of the size met longer ago, then as usual when they fit below the horizon; unless some
- * level may be above its allowance (the request may have to wait, and elv_thr_charge() works
- * the costs out if it goes). Out of line: a workload of many sizes comes here often, but
- * the usual one seldom. */
+/* elv_thr_take() for a request of neither size met last: its costs in the slot of the size
+ * met longer ago, then as usual when they fit below the horizon; unless some level may be
+ * above its allowance (the request may have to wait, and elv_thr_charge() works the costs
+ * out if it goes). Out of line: a workload of many sizes comes here often, the usual one
+ * seldom. */
 static ELV_QOS_APART uint64_t elv_thr_take_resized(struct elv_thr *th, int dir, uint64_t bytes,
 						   uint64_t now)
 {
-	const struct elv_thr_slot *sl;
+	int s;
 
-	if (elv_time_after(now, th->calm_from)) {
-		sl = elv_thr_resize(th, dir, bytes);
-		if (sl->size && elv_thr_fill_calm(th, dir, sl->c, now))
+	if (elv_time_before(th->calm_from, now)) {
+		s = elv_thr_resize(th, bytes);
+		if (th->size[s] && elv_thr_fill_calm(th, dir, s, now))
 			return 0;
 	}
 	return elv_thr_take_any(th, dir, bytes, now);
@@ -739,41 +707,42 @@ uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
 	/* As a request nearly always finds them: leaky buckets with costs for its size, every
 	 * level calm. */
 	if (ELV_LIKELY(th->leaky)) {
-		const struct elv_thr_slot *sl = elv_thr_slot(th, dir, bytes);
-
-		if (ELV_UNLIKELY(!sl))
+		/* Each slot its own path, which knows where the costs lie; marking the one met
+		 * last costs less than finding which it is. */
+		if (bytes == th->size[0]) {
+			th->cur = 0;
+			if (elv_thr_fill_calm(th, dir, 0, now))
+				return 0;
+		} else if (bytes == th->size[1]) {
+			th->cur = 1;
+			if (elv_thr_fill_calm(th, dir, 1, now))
+				return 0;
+		} else {
 			return elv_thr_take_resized(th, dir, bytes, now);
-		if (elv_thr_fill_calm(th, dir, sl->c, now))
-			return 0;
+		}
 	}
 	return elv_thr_take_any(th, dir, bytes, now);
 }
 
-/* Do the kept sizes of direction @dir (0: none to check) have the costs of their slots,
- * within the horizon from below the levels' allowances? */
-static int elv_thr_costs_right(const struct elv_thr *th, int dir)
+/* Do the levels hold the costs of the kept sizes (0: none to check), within the horizon from
+ * below their allowances? */
+static int elv_thr_costs_right(const struct elv_thr *th)
 {
-	unsigned s0 = (unsigned)((const char *)&th->slot[dir][0] - (const char *)th);
-	unsigned s1 = (unsigned)((const char *)&th->slot[dir][1] - (const char *)th);
-	struct elv_thr_cost c[4];
-	unsigned s, i;
+	struct elv_thr_cost c;
+	int s, k, j;
 
-	/* The two slots of the direction, in either order. */
-	if (th->nr_lv[dir] > 4 || th->nr_dir[dir] > 4 || th->cur[dir] + th->alt[dir] != s0 + s1 ||
-	    (th->cur[dir] != s0 && th->cur[dir] != s1))
-		return 0;
 	for (s = 0; s < 2; s++) {
-		const struct elv_thr_slot *sl = &th->slot[dir][s];
+		for (k = 0; th->size[s] && k < ELV_THROTTLE_NR; k++) {
+			for (j = 0; j < 2 && (th->used & (1u << k)) && th->u.b[k].lv[j].den; j++) {
+				const struct elv_thr_cost *kept = &th->u.b[k].lv[j].c[s];
 
-		if (!sl->size)
-			continue;
-		if (!elv_thr_costs_of(th, dir, sl->size, c))
-			return 0;
-		for (i = 0; i < th->nr_lv[dir]; i++)
-			if (c[i].ns != sl->c[i].ns || c[i].rem != sl->c[i].rem)
-				return 0;
+				if (!elv_level_cost_of(th, k, j, th->size[s], &c) || c.ns != kept->ns ||
+				    c.rem != kept->rem)
+					return 0;
+			}
+		}
 	}
-	return 1;
+	return th->cur < 2;
 }
 
 int elv_thr_check(const struct elv_thr *th)
@@ -787,7 +756,7 @@ int elv_thr_check(const struct elv_thr *th)
 		return ELV_EINVAL;
 	if (th->mode == ELV_THROTTLE_IOMAX)
 		return 0;
-	if (!elv_thr_costs_right(th, ELV_DIR_READ) || !elv_thr_costs_right(th, ELV_DIR_WRITE))
+	if (!elv_thr_costs_right(th))
 		return ELV_EINVAL;
 	for (k = 0; k < ELV_THROTTLE_NR; k++) {
 		const struct elv_thr_bucket *b = &th->u.b[k];

@@ -256,45 +256,43 @@ static void test_take_sizes(void **state)
 	}
 }
 
-/* The slot of direction @dir used last (@alt 0) or the other one (@alt 1). */
-static const struct elv_thr_slot *slot_of(const struct elv_thr *th, int dir, int alt)
+/* Slot @s holds @size, with these costs in bucket @b's average level. */
+static void assert_slot(const struct elv_thr *th, int s, uint64_t size,
+			const struct elv_thr_bucket *b, uint64_t ns, uint64_t rem)
 {
-	return (const void *)((const char *)th + (alt ? th->alt[dir] : th->cur[dir]));
-}
-
-/* Slot @sl holds @size with these costs for the bytes and the operations levels. */
-static void assert_slot(const struct elv_thr_slot *sl, uint64_t size, uint64_t bns,
-			uint64_t brem, uint64_t ons, uint64_t orem)
-{
-	assert_int_equal(sl->size, size);
-	assert_int_equal(sl->c[0].ns, bns);
-	assert_int_equal(sl->c[0].rem, brem);
-	assert_int_equal(sl->c[1].ns, ons);
-	assert_int_equal(sl->c[1].rem, orem);
+	assert_int_equal(th->size[s], size);
+	assert_int_equal(b->lv[0].c[s].ns, ns);
+	assert_int_equal(b->lv[0].c[s].rem, rem);
 }
 
 /*
- * The two sizes met last in a direction keep their costs, at 3 MB/s and 70 ops/s. One
- * operation costs 1e9 / 70 = 14285714 ns and 20/70 whatever its size; bytes cost 4096 e9 /
- * 3e6 = 1365333 ns and 1e6/3e6 for 4 KiB, 2730666 and 2e6 for 8 KiB, 170666 and 2e6 for
- * 512, 341333 and 1e6 for 1 KiB. Reads of 4 KiB, 8 KiB, 4 KiB: the second size takes the
- * other slot, the third request finds its costs there and that slot becomes the one used
- * last. A read of 512 then takes the slot of 8 KiB (met longer ago), not that of 4 KiB,
- * which the next 4 KiB read finds in place. A write of 1 KiB between them leaves the read
- * slots alone. The levels hold the sums exactly, all requests at one instant.
+ * The two sizes met last, either direction, keep their costs in the levels, at 3 MB/s and
+ * 70 ops/s. One operation costs 1e9 / 70 = 14285714 ns and 20/70 whatever its size; bytes
+ * cost 4096 e9 / 3e6 = 1365333 ns and 1e6/3e6 for 4 KiB, 2730666 and 2e6 for 8 KiB, 170666
+ * and 2e6 for 512. Slot 0 is the one met last at first, so a read of 4 KiB takes slot 1, a
+ * read of 8 KiB slot 0; a write of 4 KiB finds its costs in slot 1, which becomes the one met
+ * last; a read of 512 then takes slot 0 (8 KiB, met longer ago), a write of 8 KiB slot 1 (4
+ * KiB), and a read of 512 finds slot 0. The levels hold the sums exactly, all requests at
+ * one instant.
  */
 static void test_size_slots(void **state)
 {
 	static const struct {
 		int dir;
 		uint64_t bytes;
-	} rq[] = { { ELV_DIR_READ, 4096 }, { ELV_DIR_READ, 8192 }, { ELV_DIR_READ, 4096 },
-		   { ELV_DIR_READ, 512 },  { ELV_DIR_WRITE, 1024 }, { ELV_DIR_READ, 4096 } };
-	const struct elv_thr_slot *s4k = NULL, *s8k;
+		uint8_t cur;
+		uint64_t size[2];
+	} rq[] = {
+		{ ELV_DIR_READ, 4096, 1, { 0, 4096 } },	   { ELV_DIR_READ, 8192, 0, { 8192, 4096 } },
+		{ ELV_DIR_WRITE, 4096, 1, { 8192, 4096 } }, { ELV_DIR_READ, 512, 0, { 512, 4096 } },
+		{ ELV_DIR_WRITE, 8192, 1, { 512, 8192 } },  { ELV_DIR_READ, 512, 0, { 512, 8192 } },
+	};
+	static const uint64_t bns[3] = { 170666, 1365333, 2730666 }, brem[3] = { 2000000, 1000000,
+										2000000 };
 	const struct elv_thr_bucket *bps, *ops;
 	uint64_t now = 5000, sum = 0;
 	struct elv_thr th;
-	unsigned i;
+	unsigned i, s, n;
 
 	(void)state;
 	take_setup(&th, now, &bps, &ops);
@@ -306,42 +304,15 @@ static void test_size_slots(void **state)
 		assert_int_equal(bps->lv[0].frac, sum * 1000000000ull % 3000000);
 		assert_int_equal(ops->lv[0].tat, now + (i + 1) * 1000000000ull / 70);
 		assert_int_equal(ops->lv[0].frac, (i + 1) * 1000000000ull % 70);
-		switch (i) {
-		case 0:
-			s4k = slot_of(&th, ELV_DIR_READ, 0);
-			assert_slot(s4k, 4096, 1365333, 1000000, 14285714, 20);
-			assert_int_equal(slot_of(&th, ELV_DIR_READ, 1)->size, 0);
-			break;
-		case 1:
-			s8k = slot_of(&th, ELV_DIR_READ, 0);
-			assert_ptr_not_equal(s8k, s4k);
-			assert_slot(s8k, 8192, 2730666, 2000000, 14285714, 20);
-			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 1), s4k);
-			assert_slot(s4k, 4096, 1365333, 1000000, 14285714, 20);
-			break;
-		case 2:
-			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 0), s4k);
-			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 1), s8k);
-			break;
-		case 3:
-			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 0), s8k);
-			assert_slot(s8k, 512, 170666, 2000000, 14285714, 20);
-			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 1), s4k);
-			assert_slot(s4k, 4096, 1365333, 1000000, 14285714, 20);
-			break;
-		case 4:
-			assert_slot(slot_of(&th, ELV_DIR_WRITE, 0), 1024, 341333, 1000000, 14285714,
-				    20);
-			assert_int_equal(slot_of(&th, ELV_DIR_WRITE, 1)->size, 0);
-			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 0), s8k);
-			assert_slot(s8k, 512, 170666, 2000000, 14285714, 20);
-			assert_slot(s4k, 4096, 1365333, 1000000, 14285714, 20);
-			break;
-		default:
-			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 0), s4k);
-			assert_ptr_equal(slot_of(&th, ELV_DIR_READ, 1), s8k);
-			assert_slot(s4k, 4096, 1365333, 1000000, 14285714, 20);
-			assert_slot(s8k, 512, 170666, 2000000, 14285714, 20);
+		assert_int_equal(th.cur, rq[i].cur);
+		for (s = 0; s < 2; s++) {
+			if (!rq[i].size[s]) {
+				assert_int_equal(th.size[s], 0);
+				continue;
+			}
+			n = rq[i].size[s] == 512 ? 0 : rq[i].size[s] == 4096 ? 1 : 2;
+			assert_slot(&th, (int)s, rq[i].size[s], bps, bns[n], brem[n]);
+			assert_slot(&th, (int)s, rq[i].size[s], ops, 14285714, 20);
 		}
 	}
 }
@@ -350,9 +321,9 @@ static void test_size_slots(void **state)
  * A size whose costs could carry a level past the horizon from below its allowance is not
  * kept, and does not push out a size that is: at 1000 bytes/s (allowance 100 ms) a read of
  * 4611686018427 bytes costs 4611686018427000000 ns, more than 2^62 - 100 ms. After reads of
- * 4 KiB and 8 KiB 20 s apart (each finding the level empty), the large read 20 s later goes
- * (the level is empty, it holds its cost exactly), its costs in the slot of 4 KiB with size
- * 0; 8 KiB stays the size used last, and a read of it then waits for the large one's cost
+ * 4 KiB (slot 1) and 8 KiB (slot 0) 20 s apart, each finding the level empty, the large read
+ * 20 s later goes (the level is empty, it holds its cost exactly), its costs in slot 1 with
+ * size 0; 8 KiB stays the size met last, and a read of it then waits for the large one's cost
  * less the allowance, 4611686018327000000 ns.
  */
 static void test_size_too_large(void **state)
@@ -377,12 +348,14 @@ static void test_size_too_large(void **state)
 	assert_int_equal(elv_thr_check(&th), 0);
 	assert_int_equal(lv->tat, now + big * 1000000);
 	assert_int_equal(lv->frac, 0);
-	assert_int_equal(slot_of(&th, ELV_DIR_READ, 0)->size, 8192);
-	assert_int_equal(slot_of(&th, ELV_DIR_READ, 0)->c[0].ns, 8192000000ull);
-	assert_int_equal(slot_of(&th, ELV_DIR_READ, 1)->size, 0);
-	assert_int_equal(slot_of(&th, ELV_DIR_READ, 1)->c[0].ns, big * 1000000);
+	assert_int_equal(th.cur, 0);
+	assert_int_equal(th.size[0], 8192);
+	assert_int_equal(lv->c[0].ns, 8192000000ull);
+	assert_int_equal(th.size[1], 0);
+	assert_int_equal(lv->c[1].ns, big * 1000000);
 	assert_int_equal(elv_thr_take(&th, ELV_DIR_READ, 8192, now), 4611686018327000000ull);
-	assert_int_equal(slot_of(&th, ELV_DIR_READ, 0)->size, 8192);
+	assert_int_equal(th.cur, 0);
+	assert_int_equal(th.size[0], 8192);
 	assert_int_equal(elv_thr_check(&th), 0);
 }
 
