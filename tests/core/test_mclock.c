@@ -361,6 +361,129 @@ static void test_held_lifecycle(void **state)
 	}
 }
 
+/*
+ * A reservation given at run time to a client whose requests already wait in mClock counts
+ * from its next release: (0, 1) and (0, 3) share 1:3, 250 and 750 a second; given a
+ * reservation of 600, the first client gets its 600 (above its weight share) and the other
+ * the remaining 400. Until then no client had a reservation, so no release looked at R.
+ */
+static void test_reservation_at_run_time(void **state)
+{
+	static const struct client c[2] = { { 0, 1, 0 }, { 0, 3, 0 } };
+	static const uint64_t before[2] = { 250, 750 }, after[2] = { 600, 400 };
+	struct elv_mclock_settings m = { 600, 0, 1, 0 };
+	struct elv_qos_settings set = { 0 };
+	struct elv_qos_client_stats st;
+
+	(void)state;
+	set.depth = 1;
+	clients(&elv_policy_deadline, &set, c, 2);
+	qs_run_server(&S, QS_MS, 10000);
+	expect_rates(before, 2);
+	assert_int_equal(elv_qos_client_stats(S.q, &S.cs[0], &st), 0);
+	assert_int_equal(st.reservation, 0);
+	assert_true(st.held_mclock > 0); /* given while its requests wait */
+	assert_int_equal(elv_qos_set_mclock(S.q, &S.cs[0], &m, S.now), 0);
+	qs_check(&S);
+	S.count[0] = S.count[1] = 0;
+	qs_run_server(&S, QS_MS, 10000);
+	expect_rates(after, 2);
+	assert_int_equal(elv_qos_client_stats(S.q, &S.cs[0], &st), 0);
+	assert_true(st.reservation >= 5990);
+	qs_fini(&S);
+}
+
+/*
+ * A client with one request at a time, the next added as soon as the last one goes, leaves
+ * mClock after each release. Released in the weight phase, its request still counts toward
+ * the reservation (the credit, taken when the next request is tagged): so R moves on only
+ * with reservation-phase releases, R' + c / r each, and those come at exactly the
+ * reservation rate while the weight share is larger. Here (r, 1) against (0, 1): half the
+ * device each, 500 a second, of which r / c (250) in the reservation phase; with requests of
+ * 2 units (cost_size 4096, 4 KiB) and r = 500 units per second, the same. Then the
+ * reservation drops to half while the client is between requests: 125 a second from there.
+ */
+static void test_credit_between_requests(void **state)
+{
+	struct client c[2] = { { 250, 1, 0 }, { 0, 1, 0 } };
+	struct elv_qos_settings set = { 0 };
+	struct elv_qos_client_stats st;
+	struct elv_mclock_settings m = { 0, 0, 1, 0 };
+	uint64_t res, all;
+	int units;
+
+	(void)state;
+	set.depth = 1;
+	for (units = 1; units <= 2; units++) {
+		set.cost_size = units == 1 ? 0 : 4096;
+		c[0].r = 250 * (uint64_t)units;
+		clients(&elv_policy_deadline, &set, c, 2);
+		S.backlog[0] = 1;
+		qs_run_server(&S, QS_MS, 10000);
+		assert_int_equal(elv_qos_client_stats(S.q, &S.cs[0], &st), 0);
+		assert_true(S.count[0] >= 4990 && S.count[0] <= 5010);
+		assert_true(st.reservation >= 2498 && st.reservation <= 2502);
+		assert_int_equal(st.reservation + st.weight, S.count[0]);
+		/* Between two requests: its last one gone, the next not yet added. */
+		S.backlog[0] = 0;
+		while (S.waiting[0])
+			qs_run_server(&S, QS_MS, 1);
+		m.reservation = 125 * (uint64_t)units;
+		assert_int_equal(elv_qos_set_mclock(S.q, &S.cs[0], &m, S.now), 0);
+		S.backlog[0] = 1;
+		res = st.reservation;
+		all = S.count[0];
+		qs_run_server(&S, QS_MS, 10000);
+		assert_int_equal(elv_qos_client_stats(S.q, &S.cs[0], &st), 0);
+		assert_true(S.count[0] - all >= 4990 && S.count[0] - all <= 5010);
+		assert_true(st.reservation - res >= 1248 && st.reservation - res <= 1252);
+		qs_fini(&S);
+	}
+}
+
+/*
+ * The stage sends a stream's request straight to mClock only while nothing else applies,
+ * and settings changed at run time change that: a throttle added holds requests (and those
+ * behind them wait, in order, even once the throttle is gone); the queue switched to
+ * refusing at the limit refuses; switched back, it holds them again.
+ */
+static void test_route_changes(void **state)
+{
+	static const struct client c = { 0, 1, 100 };
+	struct elv_throttle_settings t = { 0 };
+	struct elv_qos_settings set = { 0 };
+	unsigned k;
+	int i;
+
+	(void)state;
+	clients(&elv_policy_noop, NULL, &c, 1);
+	S.backlog[0] = 0;
+	t.limit[ELV_THROTTLE_IOPS_TOTAL].avg = 10;
+	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[0], &t, S.now), 0);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(qs_add(&S, 0), 0);
+	/* The throttle lets one go at once; the others wait for it. */
+	assert_int_equal(qs_flush(&S), 1);
+	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[0], NULL, S.now), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(qs_add(&S, 0), 0);
+	S.now += QS_SEC;
+	qs_run_fast(&S, S.now + 10 * (uint64_t)QS_SEC);
+	assert_int_equal(S.count[0], 8);
+	for (k = 1; k < S.nr_log; k++)
+		assert_true(S.log_sector[k] > S.log_sector[k - 1]);
+	/* Refusing at the limit, threshold 0: of two at once, the second is refused. */
+	set.at_limit = ELV_QOS_AT_LIMIT_REJECT;
+	assert_int_equal(elv_qos_set(S.q, &set, S.now), 0);
+	assert_int_equal(qs_add(&S, 0), 0);
+	assert_int_equal(qs_add(&S, 0), ELV_EAGAIN);
+	set.at_limit = ELV_QOS_AT_LIMIT_WAIT;
+	assert_int_equal(elv_qos_set(S.q, &set, S.now), 0);
+	assert_int_equal(qs_add(&S, 0), 0);
+	qs_check(&S);
+	qs_fini(&S);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +497,9 @@ int main(void)
 		cmocka_unit_test(test_depth),
 		cmocka_unit_test(test_direct_phases),
 		cmocka_unit_test(test_held_lifecycle),
+		cmocka_unit_test(test_reservation_at_run_time),
+		cmocka_unit_test(test_credit_between_requests),
+		cmocka_unit_test(test_route_changes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
