@@ -81,6 +81,7 @@ struct elv_queue {
 	uint8_t merge_veto;      /* policy, host or a stage may refuse merges (merge.c) */
 	uint8_t stage_hear;      /* slots whose stage has a dispatched or completed hook */
 	uint8_t stage_one;       /* 1 + the slot of the only stage when it has no validate hook */
+	uint8_t stage_sole;      /* 1 + the slot of the only stage (none after it to admit) */
 	uint32_t nr_staged;      /* held by stages, all slots */
 	struct elv_stage {
 		const struct elv_stage_ops *ops; /* NULL: slot empty */
@@ -327,6 +328,22 @@ size_t elv_queue_size_data(size_t data_size, const struct elv_config *cfg);
 static inline uint32_t elv_past_stages(const struct elv_queue *q)
 {
 	return q->nr_queued + q->nr_held + q->nr_requeued + q->nr_in_flight;
+}
+
+/*
+ * Does the bound of stage @s (full_out) leave it room to release a request? Not while the
+ * requests past the stages reach it: a stage that waits for room (the QoS stage at its depth)
+ * is then not asked, at a dispatch (which frees no room) or once a completion's room is taken.
+ */
+static inline int elv_stage_has_room(const struct elv_queue *q, const struct elv_stage *s)
+{
+	return !(s->full_out && elv_past_stages(q) >= s->full_out);
+}
+
+/* May the stage @s of @q have a request to release: one held, and room by its bound? */
+static inline int elv_stage_may_release(const struct elv_queue *q, const struct elv_stage *s)
+{
+	return s->nr_held && elv_stage_has_room(q, s);
 }
 
 /* admit() verdicts; a negative ELV_E* refuses the request. */

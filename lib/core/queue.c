@@ -473,6 +473,60 @@ int elv_stage_enqueue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 	return elv_stage_enqueue_in(q, rq, now);
 }
 
+#if !defined(ELV_NO_STAGES) && !defined(__OPTIMIZE_SIZE__)
+/*
+ * The pump of a queue with one stage, @s, once it may release a request: no later stage
+ * admits what it lets go, which goes straight on (stage.c's elv_stages_release() for that
+ * case, with the hand-over inlined). For speed only: a size build calls stage.c's pump.
+ */
+static ELV_ALWAYS_INLINE void elv_stage_release_sole_in(struct elv_queue *q, struct elv_stage *s,
+							uint64_t now)
+{
+	struct elv_request *rq;
+
+	while ((rq = s->ops->release(q, now)) != NULL) {
+		s->nr_held--;
+		q->nr_staged--;
+		elv_stage_enqueue_in(q, rq, now);
+		if (!elv_stage_may_release(q, s))
+			break;
+	}
+}
+
+/* The same out of line, for a dispatch: it frees no room, so it seldom gets this far. */
+static ELV_APART void elv_stage_release_sole(struct elv_queue *q, struct elv_stage *s,
+					    uint64_t now)
+{
+	elv_stage_release_sole_in(q, s, now);
+}
+#endif
+
+#if !defined(ELV_NO_STAGES)
+/*
+ * Stages hold requests: let those they may release go on. With one stage the test comes
+ * first, so that a dispatch while it waits for room makes no call; @apart keeps the release
+ * out of line (a dispatch), else it is inlined (a completion, which makes room).
+ */
+static ELV_SPEED_INLINE void elv_stages_pump(struct elv_queue *q, uint64_t now, int apart)
+{
+#if !defined(__OPTIMIZE_SIZE__) /* a copy of stage.c's pump for one stage: for speed */
+	if (q->stage_sole) {
+		struct elv_stage *s = &q->stage[q->stage_sole - 1u];
+
+		if (!elv_stage_has_room(q, s)) /* it holds every staged request: some */
+			return;
+		if (apart)
+			elv_stage_release_sole(q, s, now);
+		else
+			elv_stage_release_sole_in(q, s, now);
+		return;
+	}
+#endif
+	(void)apart;
+	q->stage_vt->pump(q, now);
+}
+#endif
+
 /*
  * The stages hear how a request they passed on came back. Defined with its name in
  * parentheses so that a test build may wrap the calls in a macro (tests/model/plant_queue.c
@@ -685,9 +739,9 @@ static ELV_SPEED_INLINE int elv_dispatch_out(struct elv_queue *q, struct elv_req
 #if !defined(ELV_NO_STAGES)
 /* The stages hold nothing now and none listens: dispatch and complete may go plain again.
  * Named in parentheses so that the model checker's planted build can wrap it in a macro. */
-static inline void(elv_gate_settle)(struct elv_queue *q)
+static ELV_ALWAYS_INLINE void(elv_gate_settle)(struct elv_queue *q)
 {
-	if (q->gate == ELV_GATE_STAGED)
+	if (!q->nr_staged && q->gate == ELV_GATE_STAGED) /* while they hold some, it stays */
 		q->gate = elv_stage_gate(q);
 }
 #endif
@@ -697,19 +751,29 @@ static inline void(elv_gate_settle)(struct elv_queue *q)
 static ELV_STAGED_PATH int elv_dispatch_slow(struct elv_queue *q, uint64_t now, unsigned flags,
 				      struct elv_request **out)
 {
-	int err = out && !(flags & ~(unsigned)ELV_DISPATCH_FORCE) ? elv_gate_err(q) : ELV_EINVAL;
-
 #if defined(ELV_NO_STAGES)
 	/* No stage is ever attached, so the gate is open or refuses: only errors come here. */
 	(void)now;
-	return err;
+	return out && !(flags & ~(unsigned)ELV_DISPATCH_FORCE) ? elv_gate_err(q) : ELV_EINVAL;
 #else
+	int err;
+
+#if defined(__OPTIMIZE_SIZE__)
+	err = out && !(flags & ~(unsigned)ELV_DISPATCH_FORCE) ? elv_gate_err(q) : ELV_EINVAL;
 	if (err)
 		return err;
+#else
+	/* The same verdicts, for speed: good arguments come here only with the gate closed or
+	 * stages at work, so that case is tested first and the errors after. */
+	if (ELV_UNLIKELY(!q || !out || (flags & ~(unsigned)ELV_DISPATCH_FORCE) ||
+			 q->gate != ELV_GATE_STAGED))
+		return out && !(flags & ~(unsigned)ELV_DISPATCH_FORCE) ? elv_gate_err(q)
+								   : ELV_EINVAL;
+#endif
 	/* Stages attached: what they may release joins the policy first. */
 	now = elv_clock(q, now);
 	if (q->nr_staged)
-		q->stage_vt->pump(q, now);
+		elv_stages_pump(q, now, 1);
 	elv_gate_settle(q);
 	err = elv_dispatch_out(q, elv_pick(q, now, flags), now, out);
 	if (err == 0 && q->stage_hear)
@@ -778,7 +842,7 @@ static ELV_STAGED_PATH int elv_complete_slow(struct elv_queue *q, struct elv_req
 		elv_stages_completed(q, rq, status, now);
 	elv_rq_release(q, rq);
 	if (q->nr_staged) /* only a stage that holds requests may release one */
-		q->stage_vt->pump(q, now);
+		elv_stages_pump(q, now, 0);
 	elv_gate_settle(q);
 	return 0;
 }

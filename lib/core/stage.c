@@ -25,7 +25,9 @@
  *   dispatched or completed hook, dispatch and complete keep their plain paths
  *   (ELV_GATE_STAGED_ADD, elv_internal.h). The core reaches this file only through
  *   q->stage_vt, set by elv_stage_attach(): a firmware that attaches no stage links none of
- *   it.
+ *   it. With a single stage, speed builds of queue.c call its hooks themselves: admit from
+ *   elv_add() when it has no validate hook (q->stage_one), release from the pump
+ *   (q->stage_sole), with no loop over the slots; what they do is what the loops here do.
  *
  * The hooks, and when the core calls them
  *   validate(q, rq)       elv_add(), every attached stage, before any admit(): a stage that
@@ -91,15 +93,23 @@ static int elv_stage_quiet(const struct elv_queue *q)
 	return !(q->nr_queued | q->nr_held | q->nr_requeued | q->nr_staged);
 }
 
-/* q->stage_one: elv_add() admits through a single stage without validate hook by itself. */
-static uint8_t elv_stage_one(const struct elv_queue *q)
+/* q->stage_sole: 1 + the slot of the only attached stage, 0 with none or several. */
+static uint8_t elv_stage_sole(const struct elv_queue *q)
 {
 	unsigned slot;
 
 	for (slot = 0; slot < ELV_STAGE_NR; slot++)
 		if (q->stages == 1u << slot)
-			return q->stage[slot].ops->validate ? 0u : (uint8_t)(slot + 1u);
+			return (uint8_t)(slot + 1u);
 	return 0;
+}
+
+/* q->stage_one: elv_add() admits through a single stage without validate hook by itself. */
+static uint8_t elv_stage_one(const struct elv_queue *q)
+{
+	unsigned sole = elv_stage_sole(q);
+
+	return sole && !q->stage[sole - 1u].ops->validate ? (uint8_t)sole : 0u;
 }
 
 int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_ops *ops,
@@ -126,6 +136,7 @@ int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_
 	q->stage_vt = &elv_stage_vt;
 	q->gate = elv_stage_gate(q); /* the entry points now take their staged paths */
 	q->stage_one = elv_stage_one(q);
+	q->stage_sole = elv_stage_sole(q);
 	elv_merge_veto_update(q);
 	return 0;
 }
@@ -147,6 +158,7 @@ int elv_stage_detach(struct elv_queue *q, unsigned slot)
 	q->stage_hear &= (uint8_t)~(1u << slot);
 	q->gate = q->stages ? elv_stage_gate(q) : ELV_GATE_OPEN;
 	q->stage_one = elv_stage_one(q);
+	q->stage_sole = elv_stage_sole(q);
 	elv_merge_veto_update(q);
 	return 0;
 }
@@ -250,25 +262,12 @@ static int elv_stages_admit(struct elv_queue *q, struct elv_request *rq, uint64_
 	return ELV_STAGE_PASS;
 }
 
-/*
- * May the stage of @slot have a request to release? Not while it holds none, nor while its
- * bound says the requests past the stages leave it no room: a stage that waits for room (the
- * QoS stage at its depth) is then not asked, at a dispatch (which frees no room) or once a
- * completion's room is taken.
- */
-static int elv_stage_may_release(const struct elv_queue *q, unsigned slot)
-{
-	const struct elv_stage *s = &q->stage[slot];
-
-	return s->nr_held && !(s->full_out && elv_past_stages(q) >= s->full_out);
-}
-
 /* The first slot whose stage may release a request, ELV_STAGE_NR for none. */
 static unsigned elv_stages_releasing(const struct elv_queue *q)
 {
 	unsigned i;
 
-	for (i = 0; i < ELV_STAGE_NR && !elv_stage_may_release(q, i); i++)
+	for (i = 0; i < ELV_STAGE_NR && !elv_stage_may_release(q, &q->stage[i]); i++)
 		;
 	return i;
 }
@@ -288,7 +287,8 @@ static ELV_APART void elv_stages_release(struct elv_queue *q, unsigned first, ui
 
 		if (!ops)
 			continue;
-		while (elv_stage_may_release(q, i) && (rq = ops->release(q, now)) != NULL) {
+		while (elv_stage_may_release(q, &q->stage[i]) &&
+		       (rq = ops->release(q, now)) != NULL) {
 			q->stage[i].nr_held--;
 			q->nr_staged--;
 			r = elv_stages_admit(q, rq, now, i + 1);
@@ -426,6 +426,9 @@ static int elv_stages_check(const struct elv_queue *q)
 			return ELV_EINVAL;
 		total += (uint32_t)n;
 	}
+	/* The shortcuts elv_add() and the pump take follow from the slots. */
+	if (q->stage_one != elv_stage_one(q) || q->stage_sole != elv_stage_sole(q))
+		return ELV_EINVAL;
 	return total == q->nr_staged ? 0 : ELV_EINVAL;
 }
 

@@ -621,6 +621,57 @@ static void test_two_stages(void **state)
 	down();
 }
 
+/*
+ * A queue with one stage takes shortcuts (q->stage_one for elv_add(), q->stage_sole for the
+ * pump) that follow its slots; elv_queue_check() notices one that does not. The lone stage's
+ * pump asks it again after each request it lets go, while it holds one and has room, and not
+ * once it holds none.
+ */
+static void test_one_stage_shortcuts(void **state)
+{
+	struct elv_zone_geometry g;
+	struct elv_request *a;
+
+	(void)state;
+	up("noop");
+	assert_int_equal(fx.q->stage_sole, ELV_STAGE_QOS + 1);
+	assert_int_equal(fx.q->stage_one, 0); /* the test stage has a validate hook */
+	fx.q->stage_sole = 0;
+	assert_int_equal(elv_queue_check(fx.q), ELV_EINVAL);
+	fx.q->stage_sole = ELV_STAGE_QOS + 1;
+	fx.q->stage_one = ELV_STAGE_QOS + 1;
+	assert_int_equal(elv_queue_check(fx.q), ELV_EINVAL);
+	fx.q->stage_one = 0;
+	chk();
+	memset(&g, 0, sizeof(g));
+	g.nr_sectors = 8 * 64;
+	g.zone_sectors = 64;
+	assert_int_equal(elv_zone_attach(fx.q, &g, zmem, sizeof(zmem), on_fail, NULL), 0);
+	assert_int_equal(fx.q->stage_sole, 0); /* two stages: the pump's loop admits */
+	chk();
+	assert_int_equal(elv_zone_detach(fx.q), 0);
+	assert_int_equal(fx.q->stage_sole, ELV_STAGE_QOS + 1);
+	chk();
+	/* One completion lets both held requests go, asking the stage once for each. */
+	a = mk(0, 100, ELV_OP_READ, 0);
+	assert_int_equal(elv_add(fx.q, a, 10), 0);
+	assert_int_equal(elv_add(fx.q, mk(1, 300, ELV_OP_READ, ELV_RQ_META), 11), 0);
+	assert_int_equal(elv_add(fx.q, mk(2, 500, ELV_OP_READ, ELV_RQ_META), 12), 0);
+	assert_ptr_equal(disp(13), a);
+	assert_int_equal(fx.ts.nr_release, 1); /* asked at the dispatch: too early */
+	assert_int_equal(elv_complete(fx.q, a, 12 + DELAY), 0);
+	chk();
+	assert_int_equal(fx.ts.nr_release, 3);
+	assert_int_equal(fx.ts.nr, 0);
+	assert_int_equal(elv_queue_nr_queued(fx.q), 2);
+	assert_ptr_equal(disp(13 + DELAY), &fx.rq[1]);
+	assert_ptr_equal(disp(14 + DELAY), &fx.rq[2]);
+	assert_int_equal(fx.ts.nr_release, 3);
+	assert_int_equal(elv_complete(fx.q, &fx.rq[1], 15 + DELAY), 0);
+	assert_int_equal(elv_complete(fx.q, &fx.rq[2], 16 + DELAY), 0);
+	down();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -634,6 +685,7 @@ int main(void)
 		cmocka_unit_test_setup(test_switch_keeps_held, setup),
 		cmocka_unit_test_setup(test_merge_veto, setup),
 		cmocka_unit_test_setup(test_two_stages, setup),
+		cmocka_unit_test_setup(test_one_stage_shortcuts, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
