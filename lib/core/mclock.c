@@ -488,21 +488,21 @@ static ELV_SPEED_INLINE int elv_mc_within(struct elv_mc_client *c, uint64_t now)
 	return 1;
 }
 
-struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now)
+/* elv_mc_pull() in the weight phase, no R tag being due at @now. */
+static ELV_SPEED_INLINE struct elv_request *elv_mc_pull_weight(struct elv_mc *mc, uint64_t now)
 {
 	struct elv_mc_client *c, *o;
 	struct elv_list *l;
 	struct elv_request *rq;
 	uint64_t best, key;
 
-	if (ELV_UNLIKELY(!elv_time_after(mc->r_low, now)) && (c = elv_mc_first_due(mc, now)))
-		return elv_mc_serve(mc, c, now, ELV_MC_RESERVATION);
 	/* The smallest P + delta within its limit, ties to the lower id. */
-	for (l = mc->active.next; l != &mc->active; l = l->next)
+	for (l = mc->active.next;; l = l->next) {
+		if (ELV_UNLIKELY(l == &mc->active))
+			return elv_mc_pull_over(mc, now);
 		if (elv_mc_within(elv_container_of(l, struct elv_mc_client, active), now))
 			break;
-	if (ELV_UNLIKELY(l == &mc->active))
-		return elv_mc_pull_over(mc, now);
+	}
 	c = elv_container_of(l, struct elv_mc_client, active);
 	best = c->p + c->delta;
 	for (l = l->next; l != &mc->active; l = l->next) {
@@ -525,9 +525,8 @@ struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now)
 	rq = elv_list_rq(c->fifo.next);
 	if (c->nr == 1) {
 		/* Its last request: R owes the credit to the next one's tag, which mostly cancels
-		 * it (elv_mc_tag_units()). */
-		if (c->res)
-			c->tagged = ELV_MC_OWED;
+		 * it (elv_mc_tag_units()). Without a reservation it owes nothing (r1 is 0). */
+		c->tagged = ELV_MC_OWED;
 		elv_list_del(&c->active);
 	} else if (ELV_UNLIKELY(elv_mc_cost(mc, elv_list_rq(rq->fifo.next)) != 1)) {
 		return elv_mc_serve(mc, c, now, ELV_MC_WEIGHT);
@@ -540,6 +539,23 @@ struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now)
 	c->nr--;
 	mc->nr--;
 	return rq;
+}
+
+/* elv_mc_pull() when an R tag may be due at @now. */
+static ELV_QOS_APART struct elv_request *elv_mc_pull_due(struct elv_mc *mc, uint64_t now)
+{
+	struct elv_mc_client *c = elv_mc_first_due(mc, now);
+
+	if (c)
+		return elv_mc_serve(mc, c, now, ELV_MC_RESERVATION);
+	return elv_mc_pull_weight(mc, now);
+}
+
+struct elv_request *elv_mc_pull(struct elv_mc *mc, uint64_t now)
+{
+	if (ELV_UNLIKELY(!elv_time_after(mc->r_low, now)))
+		return elv_mc_pull_due(mc, now);
+	return elv_mc_pull_weight(mc, now);
 }
 
 uint64_t elv_mc_next(const struct elv_mc *mc, uint64_t now)
