@@ -466,7 +466,6 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 {
 	const struct elv_stream *s = rq->stream;
 	struct elv_qclient *cs;
-	int dir;
 
 	/* Flushes (and zone operations) and anonymous requests pass untouched. */
 	if (!s || rq->op > ELV_OP_DISCARD)
@@ -478,6 +477,8 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 		return ELV_STAGE_PASS;
 	/* The usual case: the stream's own client alone. Every branch but the plain pass is a
 	 * tail call, so the pass saves no registers. */
+	if (!cs->has_mc)
+		return elv_qos_own_thr(cs, rq, rq->op != ELV_OP_READ, now);
 	if (ELV_LIKELY(cs->mc_only)) {
 		struct elv_qstate *qs = cs->qs;
 
@@ -486,10 +487,7 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 			return elv_mc_add(&qs->mc, &cs->mc, rq, now);
 		return elv_qos_enter_mc(qs, cs, rq, now);
 	}
-	dir = rq->op != ELV_OP_READ;
-	if (cs->has_mc)
-		return elv_qos_admit_own_mc(q, cs, rq, dir, now);
-	return elv_qos_own_thr(cs, rq, dir, now);
+	return elv_qos_admit_own_mc(q, cs, rq, rq->op != ELV_OP_READ, now);
 }
 
 /* elv_qos_release() while the throttles hold requests: those that may go first. */
