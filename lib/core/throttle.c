@@ -379,22 +379,27 @@ static ELV_SPEED_INLINE void elv_level_fill(struct elv_thr_level *lv,
 	lv->frac = f;
 }
 
-/* The time @n units take to drain at @den per second: ns, remainder in *@rem; at most the
- * horizon. */
-static uint64_t elv_drain_ns(uint64_t n, uint64_t den, uint64_t *rem)
+/* elv_drain_ns() of 2^32 units or more: apart, so that its callers need not keep registers
+ * across a call they seldom make. */
+static ELV_COLD uint64_t elv_drain_ns_large(uint64_t n, uint64_t den, uint64_t *rem)
 {
-	uint64_t ns;
-
-	/* Below 2^32 units (a request under 4 GiB), the product fits a word and the time is
-	 * below 2^32 * 1e9 ns < 2^62, within the horizon: no call, no clip. */
-	if (!(n >> 32))
-		return elv_muldiv_small(n, ELV_NSEC_PER_SEC, den, rem);
-	ns = elv_qos_muldiv(n, ELV_NSEC_PER_SEC, den, rem);
+	uint64_t ns = elv_qos_muldiv(n, ELV_NSEC_PER_SEC, den, rem);
 
 	if (ns <= ELV_QOS_HORIZON)
 		return ns;
 	*rem = 0;
 	return ELV_QOS_HORIZON;
+}
+
+/* The time @n units take to drain at @den per second: ns, remainder in *@rem; at most the
+ * horizon. */
+static uint64_t elv_drain_ns(uint64_t n, uint64_t den, uint64_t *rem)
+{
+	/* Below 2^32 units (a request under 4 GiB), the product fits a word and the time is
+	 * below 2^32 * 1e9 ns < 2^62, within the horizon: no call, no clip. */
+	if (ELV_LIKELY(!(n >> 32)))
+		return elv_muldiv_small(n, ELV_NSEC_PER_SEC, den, rem);
+	return elv_drain_ns_large(n, den, rem);
 }
 
 /* Does cost @c keep level @lv within the horizon when it fills from below its allowance?
@@ -461,16 +466,31 @@ static ELV_SPEED_INLINE int elv_thr_slot(struct elv_thr *th, uint64_t bytes)
  * The costs of a request of @bytes, for a size not kept: worked out for every level in the
  * slot of the size met longer ago, which becomes the one met last with size @bytes when they
  * fit. Else its size is 0 and it stays the other slot: such costs serve one request, and the
- * next size of that kind takes the same slot, not the kept size's.
+ * next size of that kind takes the same slot, not the kept size's. A bucket where the size
+ * met last counts as many units (an operation, mostly) copies its costs instead.
  */
 static int elv_thr_resize(struct elv_thr *th, uint64_t bytes)
 {
 	unsigned s = th->cur ^ 1u;
+	uint64_t last = th->size[th->cur], n;
 	int k, j, fits = 1;
 
-	for (k = 0; k < ELV_THROTTLE_NR; k++)
-		for (j = 0; j < 2 && (th->used & (1u << k)) && th->u.b[k].lv[j].den; j++)
-			fits &= elv_level_cost_of(th, k, j, bytes, &th->u.b[k].lv[j].c[s]);
+	for (k = 0; k < ELV_THROTTLE_NR; k++) {
+		struct elv_thr_bucket *b = &th->u.b[k];
+
+		if (!(th->used & (1u << k)))
+			continue;
+		n = elv_bucket_units(th, k, bytes);
+		for (j = 0; j < 2 && b->lv[j].den; j++) {
+			struct elv_thr_level *lv = &b->lv[j];
+
+			if (last && n == elv_bucket_units(th, k, last))
+				lv->c[s] = lv->c[s ^ 1u];
+			else
+				lv->c[s].ns = elv_drain_ns(n, lv->den, &lv->c[s].rem);
+			fits &= elv_level_cost_fits(lv, &lv->c[s]);
+		}
+	}
 	th->size[s] = fits ? bytes : 0;
 	if (fits)
 		th->cur = (uint8_t)s;
