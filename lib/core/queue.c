@@ -599,15 +599,23 @@ static ELV_SPEED_INLINE int elv_add_one_stage(struct elv_queue *q, struct elv_re
 /* elv_add() past the gate's test: a bad argument, a closed gate, or stages attached. */
 static ELV_STAGED_PATH int elv_add_slow(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
-	int err = rq ? elv_gate_err(q) : ELV_EINVAL;
-
 #if defined(ELV_NO_STAGES)
 	/* No stage is ever attached, so the gate is open or refuses: only errors come here. */
 	(void)now;
-	return err;
+	return rq ? elv_gate_err(q) : ELV_EINVAL;
 #else
+	int err;
+
+#if defined(__OPTIMIZE_SIZE__)
+	err = rq ? elv_gate_err(q) : ELV_EINVAL;
 	if (err)
 		return err;
+#else
+	/* The same verdicts, for speed: good arguments come here only with the gate closed or
+	 * stages attached, so that case is tested first and the errors after. */
+	if (ELV_UNLIKELY(!q || !rq || q->gate > ELV_GATE_STAGED))
+		return rq ? elv_gate_err(q) : ELV_EINVAL;
+#endif
 	if (elv_add_suspect(q, rq) && (err = elv_add_check(q, rq)) != 0)
 		return err;
 #if defined(ELV_NO_BARRIER)
