@@ -34,6 +34,9 @@ struct elv_qstate {
 	uint64_t slice, tick;    /* io.max, defaults resolved */
 	uint32_t depth;          /* mClock, default resolved */
 	uint32_t nr_held;        /* by the throttles (mClock counts its own: mc.nr) */
+	/* While nr_held: the earliest ready[] of the waiting tops, either direction, so that a
+	 * release before it and elv_qos_next_event() need not look at them. */
+	uint64_t first;
 };
 
 /* A client's state, in struct elv_qos_client. */
@@ -166,12 +169,13 @@ static void elv_qos_bound(struct elv_qstate *qs)
 	qs->q->stage[ELV_STAGE_QOS].full_out = qs->nr_held ? 0 : qs->depth;
 }
 
-/* @rq waits in holder @h under top @t: @w is its wait if it is the first to wait. */
-static void elv_qos_hold(struct elv_qstate *qs, struct elv_qclient *h, struct elv_qclient *t,
-			 struct elv_request *rq, int dir, uint64_t now, uint64_t w)
+/* elv_qos_hold() when holder @h has no request waiting in @dir yet. */
+static ELV_QOS_APART void elv_qos_hold_first(struct elv_qstate *qs, struct elv_qclient *h,
+					     struct elv_qclient *t, struct elv_request *rq,
+					     int dir, uint64_t now, uint64_t w)
 {
-	elv_list_add_tail(&h->held[dir], &rq->fifo);
-	if (h->nr_hold[dir]++ == 0 && t->group) {
+	h->nr_hold[dir] = 1;
+	if (t->group) {
 		elv_list_add_tail(&t->rr[dir], &h->member[dir]);
 		/* A new member may be allowed sooner than those already waiting. */
 		if (t->nr_wait[dir] && (w = elv_qos_thr_wait(h == t ? NULL : h, t, rq, dir, now),
@@ -182,8 +186,28 @@ static void elv_qos_hold(struct elv_qstate *qs, struct elv_qclient *h, struct el
 		elv_list_add_tail(&qs->wait[dir], &t->wait[dir]);
 		t->ready[dir] = now + w;
 	}
-	qs->nr_held++;
+	/* Only a top's ready time that came or moved sooner can be the new first. */
+	if (!qs->nr_held++ || elv_time_before(t->ready[dir], qs->first))
+		qs->first = t->ready[dir];
 	elv_qos_bound(qs);
+}
+
+/*
+ * @rq waits in holder @h under top @t: @w is its wait if it is the first to wait. Behind
+ * another request of @h, the usual case while the throttles hold requests, nothing but the
+ * counts changes: @t waits already, at the same time, and so does the stage.
+ */
+static void elv_qos_hold(struct elv_qstate *qs, struct elv_qclient *h, struct elv_qclient *t,
+			 struct elv_request *rq, int dir, uint64_t now, uint64_t w)
+{
+	elv_list_add_tail(&h->held[dir], &rq->fifo);
+	if (!h->nr_hold[dir]) {
+		elv_qos_hold_first(qs, h, t, rq, dir, now, w);
+		return;
+	}
+	h->nr_hold[dir]++;
+	t->nr_wait[dir]++;
+	qs->nr_held++;
 }
 
 /* @rq leaves holder @h's FIFO under top @t (released or cancelled). */
@@ -208,81 +232,149 @@ static void elv_qos_roles(const struct elv_request *rq, struct elv_qclient **h,
 	*t = cg ? cg : cs;
 }
 
+/* The earliest ready time of the tops waiting in either direction (@now when none waits). */
+static uint64_t elv_qos_first_of(const struct elv_qstate *qs, uint64_t now)
+{
+	const struct elv_list *l;
+	uint64_t t = now;
+	int dir, any = 0;
+
+	for (dir = 0; dir < 2; dir++) {
+		for (l = qs->wait[dir].next; l != &qs->wait[dir]; l = l->next) {
+			uint64_t r = elv_container_of(l, struct elv_qclient, wait[dir])->ready[dir];
+
+			if (!any || elv_time_before(r, t))
+				t = r;
+			any = 1;
+		}
+	}
+	return t;
+}
+
+/* elv_qos_wait_top() for a group: each member's first request, in turn order, until one may
+ * go. */
+static ELV_QOS_APART uint64_t elv_qos_wait_group(struct elv_qclient *t, int dir, uint64_t now,
+						 struct elv_qclient **hp)
+{
+	struct elv_list *l;
+	uint64_t w, best = ELV_QOS_HORIZON;
+
+	for (l = t->rr[dir].next; l != &t->rr[dir]; l = l->next) {
+		struct elv_qclient *h = elv_container_of(l, struct elv_qclient, member[dir]);
+
+		w = elv_qos_thr_wait(h == t ? NULL : h, t, elv_list_first_rq(&h->held[dir]), dir,
+				     now);
+		if (!w) {
+			*hp = h;
+			return 0;
+		}
+		if (w < best)
+			best = w;
+	}
+	return best;
+}
+
+/*
+ * How long the first request(s) of top @t in direction @dir must wait at @now: 0 with *@hp
+ * the holder of the one that may go, else the shortest wait. A second call with no request
+ * counted in between gives the same (io.max moves its slice on the first call only).
+ */
+static ELV_SPEED_INLINE uint64_t elv_qos_wait_top(struct elv_qclient *t, int dir, uint64_t now,
+						  struct elv_qclient **hp)
+{
+	if (t->group)
+		return elv_qos_wait_group(t, dir, now, hp);
+	*hp = t;
+	return elv_qos_thr_wait(t, NULL, elv_list_first_rq(&t->held[dir]), dir, now);
+}
+
+/*
+ * When top @t, whose request in direction @dir just went at @now, may try its next one: what
+ * its try would find, worked out now. Its try would come later in this release (it is due at
+ * @now), after the tops due before it, which other clients' throttles decide; only the top's
+ * own other direction may count a request in its throttles first, and then it tries at @now.
+ */
+static uint64_t elv_qos_next_ready(struct elv_qclient *t, int dir, uint64_t now)
+{
+	struct elv_qclient *h;
+
+	if (t->nr_wait[!dir] && !elv_time_after(t->ready[!dir], now))
+		return now;
+	return now + elv_qos_wait_top(t, dir, now, &h);
+}
+
 /*
  * Top @t, due at @now, tries its first request in direction @dir (a group: each member's
  * first, in turn order): the one that may go leaves, counted; else @t waits for the earliest.
  */
 static struct elv_request *elv_qos_try(struct elv_qclient *t, int dir, uint64_t now)
 {
-	struct elv_list *l;
-	uint64_t w, best = ELV_QOS_HORIZON;
+	struct elv_qclient *h;
+	struct elv_request *rq;
+	uint64_t w = elv_qos_wait_top(t, dir, now, &h);
 
-	if (!t->group) {
-		struct elv_request *rq = elv_list_first_rq(&t->held[dir]);
-
-		w = elv_qos_thr_wait(t, NULL, rq, dir, now);
-		if (!w) {
-			elv_qos_thr_charge(t, NULL, rq, dir, now, 1);
-			elv_qos_unhold(t, t, rq, dir);
-			return rq;
-		}
+	if (w) {
 		t->ready[dir] = now + w;
 		return NULL;
 	}
-	for (l = t->rr[dir].next; l != &t->rr[dir]; l = l->next) {
-		struct elv_qclient *h = elv_container_of(l, struct elv_qclient, member[dir]);
-		struct elv_qclient *own = h == t ? NULL : h;
-		struct elv_request *rq = elv_list_first_rq(&h->held[dir]);
-
-		w = elv_qos_thr_wait(own, t, rq, dir, now);
-		if (!w) {
-			elv_qos_thr_charge(own, t, rq, dir, now, 1);
-			elv_qos_unhold(h, t, rq, dir);
-			/* The turn passes on: this member goes to the back of the line. */
-			if (h->nr_hold[dir]) {
-				elv_list_del(&h->member[dir]);
-				elv_list_add_tail(&t->rr[dir], &h->member[dir]);
-			}
-			return rq;
-		}
-		if (w < best)
-			best = w;
+	rq = elv_list_first_rq(&h->held[dir]);
+	if (t->group)
+		elv_qos_thr_charge(h == t ? NULL : h, t, rq, dir, now, 1);
+	else
+		elv_qos_thr_charge(t, NULL, rq, dir, now, 1);
+	elv_qos_unhold(h, t, rq, dir);
+	/* The turn passes on: this member goes to the back of the line. */
+	if (t->group && h->nr_hold[dir]) {
+		elv_list_del(&h->member[dir]);
+		elv_list_add_tail(&t->rr[dir], &h->member[dir]);
 	}
-	t->ready[dir] = now + best;
-	return NULL;
+	if (t->nr_wait[dir])
+		t->ready[dir] = elv_qos_next_ready(t, dir, now);
+	return rq;
 }
 
-/* One throttled request that may go at @now, counted and unlinked, or NULL. */
+/*
+ * One throttled request that may go at @now, counted and unlinked, or NULL. The top whose
+ * turn it is: the first, reads before writes and each in the order the tops started waiting,
+ * of those whose ready time is the earliest (qs->first). Its try changes its own ready time
+ * only, so the new first is the earlier of that and the others' earliest.
+ */
 static struct elv_request *elv_qos_thr_release(struct elv_qstate *qs, uint64_t now)
 {
 	struct elv_qclient *t;
 	struct elv_request *rq;
-	struct elv_list *l;
-	int dir, bd;
+	const struct elv_list *l;
+	uint64_t rest;
+	int d, dir, more;
 
-	for (;;) {
+	while (!elv_time_after(qs->first, now)) {
 		t = NULL;
-		bd = 0;
-		for (dir = 0; dir < 2; dir++) {
-			for (l = qs->wait[dir].next; l != &qs->wait[dir]; l = l->next) {
-				struct elv_qclient *c = elv_container_of(l, struct elv_qclient, wait[dir]);
+		dir = more = 0;
+		rest = now;
+		for (d = 0; d < 2; d++) {
+			for (l = qs->wait[d].next; l != &qs->wait[d]; l = l->next) {
+				struct elv_qclient *c = elv_container_of(l, struct elv_qclient, wait[d]);
+				uint64_t r = c->ready[d];
 
-				if (elv_time_after(c->ready[dir], now))
-					continue;
-				if (!t || elv_time_before(c->ready[dir], t->ready[bd]))
-					t = c, bd = dir;
+				if (!t && r == qs->first) {
+					t = c;
+					dir = d;
+				} else if (!more || elv_time_before(r, rest)) {
+					rest = r;
+					more = 1;
+				}
 			}
 		}
 		if (!t)
-			return NULL;
-		rq = elv_qos_try(t, bd, now);
-		if (rq) {
-			/* The next request of this top may try at once. */
-			if (t->nr_wait[bd])
-				t->ready[bd] = now;
+			return NULL; /* none waits: mClock took the last one */
+		rq = elv_qos_try(t, dir, now);
+		if (t->nr_wait[dir] && (!more || elv_time_before(t->ready[dir], rest)))
+			rest = t->ready[dir];
+		qs->first = rest;
+		if (rq)
 			return rq;
-		}
 	}
+	return NULL;
 }
 
 /* ---- mClock -------------------------------------------------------------------------- */
@@ -481,8 +573,9 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 	return elv_qos_own_thr(cs, rq, dir, now);
 }
 
-/* elv_qos_release() while the throttles hold requests: those that may go first. */
-static ELV_QOS_APART struct elv_request *elv_qos_release_thr(struct elv_queue *q,
+/* elv_qos_release_thr() when a top is due at @now: the throttled requests that may go
+ * first. */
+static ELV_QOS_APART struct elv_request *elv_qos_release_due(struct elv_queue *q,
 							     struct elv_qstate *qs, uint64_t now)
 {
 	struct elv_qclient *cs, *cg, *m;
@@ -500,6 +593,17 @@ static ELV_QOS_APART struct elv_request *elv_qos_release_thr(struct elv_queue *q
 	return rq ? rq : elv_qos_mc_release(q, qs, now);
 }
 
+/* elv_qos_release() while the throttles hold requests. Most calls come before the first top
+ * is due (every dispatch that finds the policy empty, every completion): mClock's turn at
+ * once, without the registers the due path takes. */
+static ELV_QOS_APART struct elv_request *elv_qos_release_thr(struct elv_queue *q,
+							     struct elv_qstate *qs, uint64_t now)
+{
+	if (elv_time_before(now, qs->first))
+		return elv_qos_mc_release(q, qs, now);
+	return elv_qos_release_due(q, qs, now);
+}
+
 static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)
 {
 	struct elv_qstate *qs = q->stage[ELV_STAGE_QOS].data;
@@ -510,9 +614,10 @@ static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)
 	return elv_qos_mc_release(q, qs, now);
 }
 
-static uint64_t elv_qos_next_event(const struct elv_queue *q)
+/* elv_qos_next_event()'s throttle time when the first is ELV_TIME_NEVER, which stands for
+ * none: the earliest of the others, each taken as the earliest so far after a NEVER. */
+static ELV_COLD uint64_t elv_qos_thr_next_never(const struct elv_qstate *qs)
 {
-	const struct elv_qstate *qs = q->stage[ELV_STAGE_QOS].data;
 	const struct elv_list *l;
 	uint64_t t = ELV_TIME_NEVER;
 	int dir;
@@ -525,6 +630,17 @@ static uint64_t elv_qos_next_event(const struct elv_queue *q)
 				t = c->ready[dir];
 		}
 	}
+	return t;
+}
+
+static uint64_t elv_qos_next_event(const struct elv_queue *q)
+{
+	const struct elv_qstate *qs = q->stage[ELV_STAGE_QOS].data;
+	uint64_t t = qs->nr_held ? qs->first : ELV_TIME_NEVER;
+
+	/* A top due at exactly ELV_TIME_NEVER reads as none: the next top's time, if any. */
+	if (ELV_UNLIKELY(t == ELV_TIME_NEVER && qs->nr_held))
+		t = elv_qos_thr_next_never(qs);
 	/* mClock has a timer only while it may let a request out. */
 	if (qs->mc.nr && elv_qos_room(q, qs)) {
 		uint64_t m = elv_mc_next(&qs->mc, q->now);
@@ -564,6 +680,7 @@ static int elv_qos_cancel(struct elv_queue *q, struct elv_request *rq)
 		if (first && t->nr_wait[dir])
 			t->ready[dir] = q->now;
 		qs->nr_held--;
+		qs->first = elv_qos_first_of(qs, q->now);
 		elv_qos_bound(qs);
 		return 0;
 	}
@@ -763,6 +880,8 @@ static int elv_qos_check(const struct elv_queue *q)
 		if (tops[dir])
 			return ELV_EINVAL;
 	}
+	if (qs->nr_held && qs->first != elv_qos_first_of(qs, ~qs->first))
+		return ELV_EINVAL;
 	return n == qs->nr_held + qs->mc.nr ? (int)n : ELV_EINVAL;
 }
 
@@ -1079,6 +1198,7 @@ int elv_qos_set_throttle(struct elv_queue *q, struct elv_qos_client *cl,
 	for (dir = 0; dir < 2; dir++)
 		for (l = qs->wait[dir].next; l != &qs->wait[dir]; l = l->next)
 			elv_container_of(l, struct elv_qclient, wait[dir])->ready[dir] = now;
+	qs->first = now;
 	return 0;
 }
 
