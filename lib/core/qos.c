@@ -169,11 +169,14 @@ static void elv_qos_bound(struct elv_qstate *qs)
 	qs->q->stage[ELV_STAGE_QOS].full_out = qs->nr_held ? 0 : qs->depth;
 }
 
-/* elv_qos_hold() when holder @h has no request waiting in @dir yet. */
-static ELV_QOS_APART void elv_qos_hold_first(struct elv_qstate *qs, struct elv_qclient *h,
-					     struct elv_qclient *t, struct elv_request *rq,
-					     int dir, uint64_t now, uint64_t w)
+/* elv_qos_hold() when holder @h has no request waiting in @rq's direction yet: ELV_STAGE_HELD.
+ * Few arguments, so that the usual path hands on to it in one jump. */
+static ELV_QOS_APART int elv_qos_hold_first(struct elv_qclient *h, struct elv_qclient *t,
+					    struct elv_request *rq, uint64_t now, uint64_t w)
 {
+	struct elv_qstate *qs = t->qs;
+	int dir = elv_rq_dir(rq);
+
 	h->nr_hold[dir] = 1;
 	if (t->group) {
 		elv_list_add_tail(&t->rr[dir], &h->member[dir]);
@@ -190,28 +193,29 @@ static ELV_QOS_APART void elv_qos_hold_first(struct elv_qstate *qs, struct elv_q
 	if (!qs->nr_held++ || elv_time_before(t->ready[dir], qs->first))
 		qs->first = t->ready[dir];
 	elv_qos_bound(qs);
+	return ELV_STAGE_HELD;
 }
 
 /*
- * @rq waits in holder @h under top @t: @w is its wait if it is the first to wait. Behind
- * another request of @h, the usual case while the throttles hold requests, nothing but the
- * counts changes: @t waits already, at the same time, and so does the stage.
+ * @rq waits in holder @h under top @t (@dir its direction): @w is its wait if it is the first
+ * to wait. ELV_STAGE_HELD. Behind another request of @h, the usual case while the throttles
+ * hold requests, nothing but the counts changes: @t waits already, at the same time, and so
+ * does the stage.
  */
-static void elv_qos_hold(struct elv_qstate *qs, struct elv_qclient *h, struct elv_qclient *t,
-			 struct elv_request *rq, int dir, uint64_t now, uint64_t w)
+static int elv_qos_hold(struct elv_qstate *qs, struct elv_qclient *h, struct elv_qclient *t,
+			struct elv_request *rq, int dir, uint64_t now, uint64_t w)
 {
 	elv_list_add_tail(&h->held[dir], &rq->fifo);
-	if (!h->nr_hold[dir]) {
-		elv_qos_hold_first(qs, h, t, rq, dir, now, w);
-		return;
-	}
+	if (!h->nr_hold[dir])
+		return elv_qos_hold_first(h, t, rq, now, w);
 	h->nr_hold[dir]++;
 	t->nr_wait[dir]++;
 	qs->nr_held++;
+	return ELV_STAGE_HELD;
 }
 
 /* @rq leaves holder @h's FIFO under top @t (released or cancelled). */
-static void elv_qos_unhold(struct elv_qclient *h, struct elv_qclient *t, struct elv_request *rq,
+static ELV_SPEED_INLINE void elv_qos_unhold(struct elv_qclient *h, struct elv_qclient *t, struct elv_request *rq,
 			   int dir)
 {
 	elv_list_del(&rq->fifo);
@@ -230,25 +234,6 @@ static void elv_qos_roles(const struct elv_request *rq, struct elv_qclient **h,
 	elv_qos_route(rq, &cs, &cg);
 	*h = cs ? cs : cg;
 	*t = cg ? cg : cs;
-}
-
-/* The earliest ready time of the tops waiting in either direction (@now when none waits). */
-static uint64_t elv_qos_first_of(const struct elv_qstate *qs, uint64_t now)
-{
-	const struct elv_list *l;
-	uint64_t t = now;
-	int dir, any = 0;
-
-	for (dir = 0; dir < 2; dir++) {
-		for (l = qs->wait[dir].next; l != &qs->wait[dir]; l = l->next) {
-			uint64_t r = elv_container_of(l, struct elv_qclient, wait[dir])->ready[dir];
-
-			if (!any || elv_time_before(r, t))
-				t = r;
-			any = 1;
-		}
-	}
-	return t;
 }
 
 /* elv_qos_wait_top() for a group: each member's first request, in turn order, until one may
@@ -334,43 +319,73 @@ static struct elv_request *elv_qos_try(struct elv_qclient *t, int dir, uint64_t 
 }
 
 /*
- * One throttled request that may go at @now, counted and unlinked, or NULL. The top whose
- * turn it is: the first, reads before writes and each in the order the tops started waiting,
- * of those whose ready time is the earliest (qs->first). Its try changes its own ready time
- * only, so the new first is the earlier of that and the others' earliest.
+ * The top whose turn it is, in direction *@dir: the first, reads before writes and each in
+ * the order the tops started waiting, of those whose ready time is the earliest (qs->first;
+ * some top waits).
  */
+static struct elv_qclient *elv_qos_first_top(const struct elv_qstate *qs, int *dir)
+{
+	const struct elv_list *l;
+	int d;
+
+	for (d = 0; d < 2; d++) {
+		for (l = qs->wait[d].next; l != &qs->wait[d]; l = l->next) {
+			struct elv_qclient *c = elv_container_of(l, struct elv_qclient, wait[d]);
+
+			if (c->ready[d] == qs->first) {
+				*dir = d;
+				return c;
+			}
+		}
+	}
+	return NULL; /* none waits: mClock took the last one */
+}
+
+/* The earlier of @m and the ready time of every waiting top. */
+static uint64_t elv_qos_min_ready(const struct elv_qstate *qs, uint64_t m)
+{
+	const struct elv_list *l;
+	int d;
+
+	for (d = 0; d < 2; d++) {
+		for (l = qs->wait[d].next; l != &qs->wait[d]; l = l->next) {
+			uint64_t r = elv_container_of(l, struct elv_qclient, wait[d])->ready[d];
+
+			if (elv_time_before(r, m))
+				m = r;
+		}
+	}
+	return m;
+}
+
+/* The earliest ready time of the tops waiting in either direction (@now when none waits). */
+static uint64_t elv_qos_first_of(const struct elv_qstate *qs, uint64_t now)
+{
+	int d;
+
+	for (d = 0; d < 2; d++)
+		if (!elv_list_empty(&qs->wait[d]))
+			return elv_qos_min_ready(qs, elv_container_of(qs->wait[d].next,
+								      struct elv_qclient,
+								      wait[d])->ready[d]);
+	return now;
+}
+
+/* One throttled request that may go at @now, counted and unlinked, or NULL. A try changes
+ * its top's ready time only; the others' earliest is looked for again after it. */
 static struct elv_request *elv_qos_thr_release(struct elv_qstate *qs, uint64_t now)
 {
 	struct elv_qclient *t;
 	struct elv_request *rq;
-	const struct elv_list *l;
-	uint64_t rest;
-	int d, dir, more;
+	int dir;
 
 	while (!elv_time_after(qs->first, now)) {
-		t = NULL;
-		dir = more = 0;
-		rest = now;
-		for (d = 0; d < 2; d++) {
-			for (l = qs->wait[d].next; l != &qs->wait[d]; l = l->next) {
-				struct elv_qclient *c = elv_container_of(l, struct elv_qclient, wait[d]);
-				uint64_t r = c->ready[d];
-
-				if (!t && r == qs->first) {
-					t = c;
-					dir = d;
-				} else if (!more || elv_time_before(r, rest)) {
-					rest = r;
-					more = 1;
-				}
-			}
-		}
+		t = elv_qos_first_top(qs, &dir);
 		if (!t)
-			return NULL; /* none waits: mClock took the last one */
+			return NULL;
 		rq = elv_qos_try(t, dir, now);
-		if (t->nr_wait[dir] && (!more || elv_time_before(t->ready[dir], rest)))
-			rest = t->ready[dir];
-		qs->first = rest;
+		qs->first = t->nr_wait[dir] ? elv_qos_min_ready(qs, t->ready[dir])
+					    : elv_qos_first_of(qs, now);
 		if (rq)
 			return rq;
 	}
@@ -448,8 +463,7 @@ static ELV_QOS_APART int elv_qos_enter_mc(struct elv_qstate *qs, struct elv_qcli
 static ELV_QOS_APART int elv_qos_hold_own(struct elv_qclient *cs, struct elv_request *rq,
 					  uint64_t now, uint64_t w)
 {
-	elv_qos_hold(cs->qs, cs, cs, rq, elv_rq_dir(rq), now, w);
-	return ELV_STAGE_HELD;
+	return elv_qos_hold(cs->qs, cs, cs, rq, elv_rq_dir(rq), now, w);
 }
 
 /* elv_qos_admit() for a stream whose own client, its only one, has a throttle and nothing
@@ -540,8 +554,7 @@ static ELV_QOS_APART int elv_qos_admit_group(struct elv_queue *q, struct elv_req
 		elv_qos_thr_count(cg, rq, dir, now, 0);
 	return m ? elv_qos_enter_mc(qs, m, rq, now) : ELV_STAGE_PASS;
 hold:
-	elv_qos_hold(qs, cs ? cs : cg, t, rq, dir, now, w);
-	return ELV_STAGE_HELD;
+	return elv_qos_hold(qs, cs ? cs : cg, t, rq, dir, now, w);
 }
 
 static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now)
