@@ -236,10 +236,13 @@ static void elv_qos_roles(const struct elv_request *rq, struct elv_qclient **h,
 	*t = cg ? cg : cs;
 }
 
-/* elv_qos_wait_top() for a group: each member's first request, in turn order, until one may
- * go. */
-static ELV_QOS_APART uint64_t elv_qos_wait_group(struct elv_qclient *t, int dir, uint64_t now,
-						 struct elv_qclient **hp)
+/*
+ * How long the first requests of the members of group top @t in direction @dir must wait at
+ * @now, each in turn order until one may go: 0 with *@hp the holder of that one, else the
+ * shortest wait.
+ */
+static uint64_t elv_qos_wait_group(struct elv_qclient *t, int dir, uint64_t now,
+				   struct elv_qclient **hp)
 {
 	struct elv_list *l;
 	uint64_t w, best = ELV_QOS_HORIZON;
@@ -259,62 +262,93 @@ static ELV_QOS_APART uint64_t elv_qos_wait_group(struct elv_qclient *t, int dir,
 	return best;
 }
 
-/*
- * How long the first request(s) of top @t in direction @dir must wait at @now: 0 with *@hp
- * the holder of the one that may go, else the shortest wait. A second call with no request
- * counted in between gives the same (io.max moves its slice on the first call only).
- */
-static ELV_SPEED_INLINE uint64_t elv_qos_wait_top(struct elv_qclient *t, int dir, uint64_t now,
-						  struct elv_qclient **hp)
+/* Is top @t due in the direction other than @dir at @now? Then its try there may count a
+ * request in its throttles before its next try in @dir. */
+static int elv_qos_other_due(const struct elv_qclient *t, int dir, uint64_t now)
 {
-	if (t->group)
-		return elv_qos_wait_group(t, dir, now, hp);
-	*hp = t;
-	return elv_qos_thr_wait(t, NULL, elv_list_first_rq(&t->held[dir]), dir, now);
+	return t->nr_wait[!dir] && !elv_time_after(t->ready[!dir], now);
 }
 
 /*
- * When top @t, whose request in direction @dir just went at @now, may try its next one: what
- * its try would find, worked out now. Its try would come later in this release (it is due at
- * @now), after the tops due before it, which other clients' throttles decide; only the top's
- * own other direction may count a request in its throttles first, and then it tries at @now.
+ * elv_qos_try() for a group top: each member's first request in turn order; the first that
+ * may go leaves, and the turn passes on. Apart: groups are the rarer case.
  */
-static uint64_t elv_qos_next_ready(struct elv_qclient *t, int dir, uint64_t now)
+static ELV_QOS_APART struct elv_request *elv_qos_try_group(struct elv_qclient *t, int dir,
+							   uint64_t now, struct elv_qclient **mp)
 {
-	struct elv_qclient *h;
-
-	if (t->nr_wait[!dir] && !elv_time_after(t->ready[!dir], now))
-		return now;
-	return now + elv_qos_wait_top(t, dir, now, &h);
-}
-
-/*
- * Top @t, due at @now, tries its first request in direction @dir (a group: each member's
- * first, in turn order): the one that may go leaves, counted; else @t waits for the earliest.
- */
-static struct elv_request *elv_qos_try(struct elv_qclient *t, int dir, uint64_t now)
-{
-	struct elv_qclient *h;
+	struct elv_qclient *h, *own;
 	struct elv_request *rq;
-	uint64_t w = elv_qos_wait_top(t, dir, now, &h);
+	uint64_t w = elv_qos_wait_group(t, dir, now, &h);
 
 	if (w) {
 		t->ready[dir] = now + w;
 		return NULL;
 	}
 	rq = elv_list_first_rq(&h->held[dir]);
-	if (t->group)
-		elv_qos_thr_charge(h == t ? NULL : h, t, rq, dir, now, 1);
-	else
-		elv_qos_thr_charge(t, NULL, rq, dir, now, 1);
+	own = h == t ? NULL : h;
+	elv_qos_thr_charge(own, t, rq, dir, now, 1);
 	elv_qos_unhold(h, t, rq, dir);
 	/* The turn passes on: this member goes to the back of the line. */
-	if (t->group && h->nr_hold[dir]) {
+	if (h->nr_hold[dir]) {
 		elv_list_del(&h->member[dir]);
 		elv_list_add_tail(&t->rr[dir], &h->member[dir]);
 	}
 	if (t->nr_wait[dir])
-		t->ready[dir] = elv_qos_next_ready(t, dir, now);
+		t->ready[dir] = elv_qos_other_due(t, dir, now)
+					? now
+					: now + elv_qos_wait_group(t, dir, now, &h);
+	*mp = elv_qos_mclient(own, t);
+	return rq;
+}
+
+/* How long @rq, first in the FIFO of top @t that is no group's, must wait at @now: as
+ * elv_qos_thr_wait() with @t the stream's client (which holds @rq: requests wait). */
+static ELV_SPEED_INLINE uint64_t elv_qos_wait_own(struct elv_qclient *t,
+						  const struct elv_request *rq, int dir,
+						  uint64_t now)
+{
+	return t->has_thr ? elv_thr_wait(&t->thr, dir, elv_qos_bytes(&t->thr, rq), now, 1) : 0;
+}
+
+/*
+ * Top @t, due at @now, tries its first request in direction @dir (a group: each member's
+ * first, in turn order): the one that may go leaves, counted, with *@mp its mClock client
+ * (or NULL); else @t waits for the earliest.
+ *
+ * After a request goes, the top's next try would come later in this release (it is due at
+ * @now), after the tops due before it, whose throttles are other clients'; so it is made at
+ * once, without counting, and its wait gives the top's ready time. Only the top's own other
+ * direction, when due, may count a request in its throttles first: then the top tries again
+ * at @now as before. A try that finds a wait changes nothing but the ready time (io.max moves
+ * its slice on the first such call only), so a second one finds the same.
+ */
+static ELV_SPEED_INLINE struct elv_request *elv_qos_try(struct elv_qclient *t, int dir,
+							 uint64_t now, struct elv_qclient **mp)
+{
+	struct elv_request *rq;
+	uint64_t w;
+
+	if (t->group)
+		return elv_qos_try_group(t, dir, now, mp);
+	rq = elv_list_first_rq(&t->held[dir]);
+	w = elv_qos_wait_own(t, rq, dir, now);
+	if (w) {
+		t->ready[dir] = now + w;
+		return NULL;
+	}
+	if (t->has_thr)
+		elv_qos_thr_count(t, rq, dir, now, 1);
+	/* elv_qos_unhold() for a top that holds its own requests only. */
+	elv_list_del(&rq->fifo);
+	t->nr_hold[dir]--;
+	if (--t->nr_wait[dir] == 0)
+		elv_list_del(&t->wait[dir]);
+	else if (elv_qos_other_due(t, dir, now))
+		t->ready[dir] = now;
+	else
+		t->ready[dir] =
+			now + elv_qos_wait_own(t, elv_list_first_rq(&t->held[dir]), dir, now);
+	*mp = t->has_mc ? t : NULL;
 	return rq;
 }
 
@@ -371,9 +405,11 @@ static uint64_t elv_qos_first_of(const struct elv_qstate *qs, uint64_t now)
 	return now;
 }
 
-/* One throttled request that may go at @now, counted and unlinked, or NULL. A try changes
+/* One throttled request that may go at @now, counted and unlinked (*@mp its mClock client,
+ * or NULL), or NULL. A try changes
  * its top's ready time only; the others' earliest is looked for again after it. */
-static struct elv_request *elv_qos_thr_release(struct elv_qstate *qs, uint64_t now)
+static struct elv_request *elv_qos_thr_release(struct elv_qstate *qs, uint64_t now,
+						struct elv_qclient **mp)
 {
 	struct elv_qclient *t;
 	struct elv_request *rq;
@@ -383,7 +419,7 @@ static struct elv_request *elv_qos_thr_release(struct elv_qstate *qs, uint64_t n
 		t = elv_qos_first_top(qs, &dir);
 		if (!t)
 			return NULL;
-		rq = elv_qos_try(t, dir, now);
+		rq = elv_qos_try(t, dir, now, mp);
 		qs->first = t->nr_wait[dir] ? elv_qos_min_ready(qs, t->ready[dir])
 					    : elv_qos_first_of(qs, now);
 		if (rq)
@@ -591,18 +627,18 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 static ELV_QOS_APART struct elv_request *elv_qos_release_due(struct elv_queue *q,
 							     struct elv_qstate *qs, uint64_t now)
 {
-	struct elv_qclient *cs, *cg, *m;
+	struct elv_qclient *m;
 	struct elv_request *rq;
 
-	while ((rq = elv_qos_thr_release(qs, now)) != NULL) {
+	while ((rq = elv_qos_thr_release(qs, now, &m)) != NULL) {
 		qs->nr_held--;
-		elv_qos_route(rq, &cs, &cg);
-		m = elv_qos_mclient(cs, cg);
 		if (!m)
 			break;
 		elv_mc_add(&qs->mc, &m->mc, rq, now); /* still held, now by mClock */
 	}
-	elv_qos_bound(qs);
+	/* The bound changes only when the last throttled request leaves. */
+	if (!qs->nr_held)
+		elv_qos_bound(qs);
 	return rq ? rq : elv_qos_mc_release(q, qs, now);
 }
 
