@@ -645,8 +645,9 @@ static ELV_QOS_APART struct elv_request *elv_qos_release_due(struct elv_queue *q
 /* elv_qos_release() while the throttles hold requests. Most calls come before the first top
  * is due (every dispatch that finds the policy empty, every completion): mClock's turn at
  * once, without the registers the due path takes. */
-static ELV_QOS_APART struct elv_request *elv_qos_release_thr(struct elv_queue *q,
-							     struct elv_qstate *qs, uint64_t now)
+static ELV_SPEED_INLINE struct elv_request *elv_qos_release_thr(struct elv_queue *q,
+								 struct elv_qstate *qs,
+								 uint64_t now)
 {
 	if (elv_time_before(now, qs->first))
 		return elv_qos_mc_release(q, qs, now);
