@@ -215,7 +215,7 @@ static int elv_qos_hold(struct elv_qstate *qs, struct elv_qclient *h, struct elv
 }
 
 /* @rq leaves holder @h's FIFO under top @t (released or cancelled). */
-static ELV_SPEED_INLINE void elv_qos_unhold(struct elv_qclient *h, struct elv_qclient *t, struct elv_request *rq,
+static void elv_qos_unhold(struct elv_qclient *h, struct elv_qclient *t, struct elv_request *rq,
 			   int dir)
 {
 	elv_list_del(&rq->fifo);
@@ -405,9 +405,9 @@ static uint64_t elv_qos_first_of(const struct elv_qstate *qs, uint64_t now)
 	return now;
 }
 
-/* One throttled request that may go at @now, counted and unlinked (*@mp its mClock client,
- * or NULL), or NULL. A try changes
- * its top's ready time only; the others' earliest is looked for again after it. */
+/* One throttled request that may go at @now, counted and unlinked, with *@mp its mClock
+ * client (or NULL); or NULL. A try changes its top's ready time only: the new first is the
+ * earlier of that and the others'. */
 static struct elv_request *elv_qos_thr_release(struct elv_qstate *qs, uint64_t now,
 						struct elv_qclient **mp)
 {
