@@ -34,6 +34,9 @@ struct elv_qstate {
 	uint64_t slice, tick;    /* io.max, defaults resolved */
 	uint32_t depth;          /* mClock, default resolved */
 	uint32_t nr_held;        /* by the throttles (mClock counts its own: mc.nr) */
+	/* While nr_held: the earliest ready[] of the waiting tops, either direction, so that a
+	 * release before it and elv_qos_next_event() need not look at them. */
+	uint64_t first;
 };
 
 /* A client's state, in struct elv_qos_client. */
@@ -176,12 +179,16 @@ static void elv_qos_bound(struct elv_qstate *qs)
 	qs->q->stage[ELV_STAGE_QOS].full_out = qs->nr_held ? 0 : qs->depth;
 }
 
-/* @rq waits in holder @h under top @t: @w is its wait if it is the first to wait. */
-static void elv_qos_hold(struct elv_qstate *qs, struct elv_qclient *h, struct elv_qclient *t,
-			 struct elv_request *rq, int dir, uint64_t now, uint64_t w)
+/* elv_qos_hold() when holder @h has no request waiting in @rq's direction yet: ELV_STAGE_HELD.
+ * Few arguments, so that the usual path hands on to it in one jump. */
+static ELV_QOS_APART int elv_qos_hold_first(struct elv_qclient *h, struct elv_qclient *t,
+					    struct elv_request *rq, uint64_t now, uint64_t w)
 {
-	elv_list_add_tail(&h->held[dir], &rq->fifo);
-	if (h->nr_hold[dir]++ == 0 && t->group) {
+	struct elv_qstate *qs = t->qs;
+	int dir = elv_rq_dir(rq);
+
+	h->nr_hold[dir] = 1;
+	if (t->group) {
 		elv_list_add_tail(&t->rr[dir], &h->member[dir]);
 		/* A new member may be allowed sooner than those already waiting. */
 		if (t->nr_wait[dir] && (w = elv_qos_thr_wait(h == t ? NULL : h, t, rq, dir, now),
@@ -193,8 +200,29 @@ static void elv_qos_hold(struct elv_qstate *qs, struct elv_qclient *h, struct el
 		t->ready[dir] = now + w;
 		t->mc_only = 0;
 	}
-	qs->nr_held++;
+	/* Only a top's ready time that came or moved sooner can be the new first. */
+	if (!qs->nr_held++ || elv_time_before(t->ready[dir], qs->first))
+		qs->first = t->ready[dir];
 	elv_qos_bound(qs);
+	return ELV_STAGE_HELD;
+}
+
+/*
+ * @rq waits in holder @h under top @t (@dir its direction): @w is its wait if it is the first
+ * to wait. ELV_STAGE_HELD. Behind another request of @h, the usual case while the throttles
+ * hold requests, nothing but the counts changes: @t waits already, at the same time, and so
+ * does the stage.
+ */
+static int elv_qos_hold(struct elv_qstate *qs, struct elv_qclient *h, struct elv_qclient *t,
+			struct elv_request *rq, int dir, uint64_t now, uint64_t w)
+{
+	elv_list_add_tail(&h->held[dir], &rq->fifo);
+	if (!h->nr_hold[dir])
+		return elv_qos_hold_first(h, t, rq, now, w);
+	h->nr_hold[dir]++;
+	t->nr_wait[dir]++;
+	qs->nr_held++;
+	return ELV_STAGE_HELD;
 }
 
 /* @rq leaves holder @h's FIFO under top @t (released or cancelled). */
@@ -222,80 +250,195 @@ static void elv_qos_roles(const struct elv_request *rq, struct elv_qclient **h,
 }
 
 /*
- * Top @t, due at @now, tries its first request in direction @dir (a group: each member's
- * first, in turn order): the one that may go leaves, counted; else @t waits for the earliest.
+ * How long the first requests of the members of group top @t in direction @dir must wait at
+ * @now, each in turn order until one may go: 0 with *@hp the holder of that one, else the
+ * shortest wait.
  */
-static struct elv_request *elv_qos_try(struct elv_qclient *t, int dir, uint64_t now)
+static uint64_t elv_qos_wait_group(struct elv_qclient *t, int dir, uint64_t now,
+				   struct elv_qclient **hp)
 {
 	struct elv_list *l;
 	uint64_t w, best = ELV_QOS_HORIZON;
 
-	if (!t->group) {
-		struct elv_request *rq = elv_list_first_rq(&t->held[dir]);
-
-		w = elv_qos_thr_wait(t, NULL, rq, dir, now);
-		if (!w) {
-			elv_qos_thr_charge(t, NULL, rq, dir, now, 1);
-			elv_qos_unhold(t, t, rq, dir);
-			return rq;
-		}
-		t->ready[dir] = now + w;
-		return NULL;
-	}
 	for (l = t->rr[dir].next; l != &t->rr[dir]; l = l->next) {
 		struct elv_qclient *h = elv_container_of(l, struct elv_qclient, member[dir]);
-		struct elv_qclient *own = h == t ? NULL : h;
-		struct elv_request *rq = elv_list_first_rq(&h->held[dir]);
 
-		w = elv_qos_thr_wait(own, t, rq, dir, now);
+		w = elv_qos_thr_wait(h == t ? NULL : h, t, elv_list_first_rq(&h->held[dir]), dir,
+				     now);
 		if (!w) {
-			elv_qos_thr_charge(own, t, rq, dir, now, 1);
-			elv_qos_unhold(h, t, rq, dir);
-			/* The turn passes on: this member goes to the back of the line. */
-			if (h->nr_hold[dir]) {
-				elv_list_del(&h->member[dir]);
-				elv_list_add_tail(&t->rr[dir], &h->member[dir]);
-			}
-			return rq;
+			*hp = h;
+			return 0;
 		}
 		if (w < best)
 			best = w;
 	}
-	t->ready[dir] = now + best;
-	return NULL;
+	return best;
 }
 
-/* One throttled request that may go at @now, counted and unlinked, or NULL. */
-static struct elv_request *elv_qos_thr_release(struct elv_qstate *qs, uint64_t now)
+/* Is top @t due in the direction other than @dir at @now? Then its try there may count a
+ * request in its throttles before its next try in @dir. */
+static int elv_qos_other_due(const struct elv_qclient *t, int dir, uint64_t now)
+{
+	return t->nr_wait[!dir] && !elv_time_after(t->ready[!dir], now);
+}
+
+/*
+ * elv_qos_try() for a group top: each member's first request in turn order; the first that
+ * may go leaves, and the turn passes on. Apart: groups are the rarer case.
+ */
+static ELV_QOS_APART struct elv_request *elv_qos_try_group(struct elv_qclient *t, int dir,
+							   uint64_t now, struct elv_qclient **mp)
+{
+	struct elv_qclient *h, *own;
+	struct elv_request *rq;
+	uint64_t w = elv_qos_wait_group(t, dir, now, &h);
+
+	if (w) {
+		t->ready[dir] = now + w;
+		return NULL;
+	}
+	rq = elv_list_first_rq(&h->held[dir]);
+	own = h == t ? NULL : h;
+	elv_qos_thr_charge(own, t, rq, dir, now, 1);
+	elv_qos_unhold(h, t, rq, dir);
+	/* The turn passes on: this member goes to the back of the line. */
+	if (h->nr_hold[dir]) {
+		elv_list_del(&h->member[dir]);
+		elv_list_add_tail(&t->rr[dir], &h->member[dir]);
+	}
+	if (t->nr_wait[dir])
+		t->ready[dir] = elv_qos_other_due(t, dir, now)
+					? now
+					: now + elv_qos_wait_group(t, dir, now, &h);
+	*mp = elv_qos_mclient(own, t);
+	return rq;
+}
+
+/* How long @rq, first in the FIFO of top @t that is no group's, must wait at @now: as
+ * elv_qos_thr_wait() with @t the stream's client (which holds @rq: requests wait). */
+static ELV_SPEED_INLINE uint64_t elv_qos_wait_own(struct elv_qclient *t,
+						  const struct elv_request *rq, int dir,
+						  uint64_t now)
+{
+	return t->has_thr ? elv_thr_wait(&t->thr, dir, elv_qos_bytes(&t->thr, rq), now, 1) : 0;
+}
+
+/*
+ * Top @t, due at @now, tries its first request in direction @dir (a group: each member's
+ * first, in turn order): the one that may go leaves, counted, with *@mp its mClock client
+ * (or NULL); else @t waits for the earliest.
+ *
+ * After a request goes, the top's next try would come later in this release (it is due at
+ * @now), after the tops due before it, whose throttles are other clients'; so it is made at
+ * once, without counting, and its wait gives the top's ready time. Only the top's own other
+ * direction, when due, may count a request in its throttles first: then the top tries again
+ * at @now as before. A try that finds a wait changes nothing but the ready time (io.max moves
+ * its slice on the first such call only), so a second one finds the same.
+ */
+static ELV_SPEED_INLINE struct elv_request *elv_qos_try(struct elv_qclient *t, int dir,
+							 uint64_t now, struct elv_qclient **mp)
+{
+	struct elv_request *rq;
+	uint64_t w;
+
+	if (t->group)
+		return elv_qos_try_group(t, dir, now, mp);
+	rq = elv_list_first_rq(&t->held[dir]);
+	w = elv_qos_wait_own(t, rq, dir, now);
+	if (w) {
+		t->ready[dir] = now + w;
+		return NULL;
+	}
+	if (t->has_thr)
+		elv_qos_thr_count(t, rq, dir, now, 1);
+	/* elv_qos_unhold() for a top that holds its own requests only. */
+	elv_list_del(&rq->fifo);
+	t->nr_hold[dir]--;
+	if (--t->nr_wait[dir] == 0)
+		elv_list_del(&t->wait[dir]);
+	else if (elv_qos_other_due(t, dir, now))
+		t->ready[dir] = now;
+	else
+		t->ready[dir] =
+			now + elv_qos_wait_own(t, elv_list_first_rq(&t->held[dir]), dir, now);
+	*mp = t->has_mc ? t : NULL;
+	return rq;
+}
+
+/*
+ * The top whose turn it is, in direction *@dir: the first, reads before writes and each in
+ * the order the tops started waiting, of those whose ready time is the earliest (qs->first;
+ * some top waits).
+ */
+static struct elv_qclient *elv_qos_first_top(const struct elv_qstate *qs, int *dir)
+{
+	const struct elv_list *l;
+	int d;
+
+	for (d = 0; d < 2; d++) {
+		for (l = qs->wait[d].next; l != &qs->wait[d]; l = l->next) {
+			struct elv_qclient *c = elv_container_of(l, struct elv_qclient, wait[d]);
+
+			if (c->ready[d] == qs->first) {
+				*dir = d;
+				return c;
+			}
+		}
+	}
+	return NULL; /* none waits: mClock took the last one */
+}
+
+/* The earlier of @m and the ready time of every waiting top. */
+static uint64_t elv_qos_min_ready(const struct elv_qstate *qs, uint64_t m)
+{
+	const struct elv_list *l;
+	int d;
+
+	for (d = 0; d < 2; d++) {
+		for (l = qs->wait[d].next; l != &qs->wait[d]; l = l->next) {
+			uint64_t r = elv_container_of(l, struct elv_qclient, wait[d])->ready[d];
+
+			if (elv_time_before(r, m))
+				m = r;
+		}
+	}
+	return m;
+}
+
+/* The earliest ready time of the tops waiting in either direction (@now when none waits). */
+static uint64_t elv_qos_first_of(const struct elv_qstate *qs, uint64_t now)
+{
+	int d;
+
+	for (d = 0; d < 2; d++)
+		if (!elv_list_empty(&qs->wait[d]))
+			return elv_qos_min_ready(qs, elv_container_of(qs->wait[d].next,
+								      struct elv_qclient,
+								      wait[d])->ready[d]);
+	return now;
+}
+
+/* One throttled request that may go at @now, counted and unlinked, with *@mp its mClock
+ * client (or NULL); or NULL. A try changes its top's ready time only: the new first is the
+ * earlier of that and the others'. */
+static struct elv_request *elv_qos_thr_release(struct elv_qstate *qs, uint64_t now,
+						struct elv_qclient **mp)
 {
 	struct elv_qclient *t;
 	struct elv_request *rq;
-	struct elv_list *l;
-	int dir, bd;
+	int dir;
 
-	for (;;) {
-		t = NULL;
-		bd = 0;
-		for (dir = 0; dir < 2; dir++) {
-			for (l = qs->wait[dir].next; l != &qs->wait[dir]; l = l->next) {
-				struct elv_qclient *c = elv_container_of(l, struct elv_qclient, wait[dir]);
-
-				if (elv_time_after(c->ready[dir], now))
-					continue;
-				if (!t || elv_time_before(c->ready[dir], t->ready[bd]))
-					t = c, bd = dir;
-			}
-		}
+	while (!elv_time_after(qs->first, now)) {
+		t = elv_qos_first_top(qs, &dir);
 		if (!t)
 			return NULL;
-		rq = elv_qos_try(t, bd, now);
-		if (rq) {
-			/* The next request of this top may try at once. */
-			if (t->nr_wait[bd])
-				t->ready[bd] = now;
+		rq = elv_qos_try(t, dir, now, mp);
+		qs->first = t->nr_wait[dir] ? elv_qos_min_ready(qs, t->ready[dir])
+					    : elv_qos_first_of(qs, now);
+		if (rq)
 			return rq;
-		}
 	}
+	return NULL;
 }
 
 /* ---- mClock -------------------------------------------------------------------------- */
@@ -366,8 +509,7 @@ static ELV_QOS_APART int elv_qos_enter_mc(struct elv_qstate *qs, struct elv_qcli
 static ELV_QOS_APART int elv_qos_hold_own(struct elv_qclient *cs, struct elv_request *rq,
 					  uint64_t now, uint64_t w)
 {
-	elv_qos_hold(cs->qs, cs, cs, rq, elv_rq_dir(rq), now, w);
-	return ELV_STAGE_HELD;
+	return elv_qos_hold(cs->qs, cs, cs, rq, elv_rq_dir(rq), now, w);
 }
 
 /* elv_qos_admit() for a stream whose own client, its only one, has a throttle and nothing
@@ -458,8 +600,7 @@ static ELV_QOS_APART int elv_qos_admit_group(struct elv_queue *q, struct elv_req
 		elv_qos_thr_count(cg, rq, dir, now, 0);
 	return m ? elv_qos_enter_mc(qs, m, rq, now) : ELV_STAGE_PASS;
 hold:
-	elv_qos_hold(qs, cs ? cs : cg, t, rq, dir, now, w);
-	return ELV_STAGE_HELD;
+	return elv_qos_hold(qs, cs ? cs : cg, t, rq, dir, now, w);
 }
 
 static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now)
@@ -490,23 +631,36 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 	return elv_qos_admit_own_mc(q, cs, rq, rq->op != ELV_OP_READ, now);
 }
 
-/* elv_qos_release() while the throttles hold requests: those that may go first. */
-static ELV_QOS_APART struct elv_request *elv_qos_release_thr(struct elv_queue *q,
+/* elv_qos_release_thr() when a top is due at @now: the throttled requests that may go
+ * first. */
+static ELV_QOS_APART struct elv_request *elv_qos_release_due(struct elv_queue *q,
 							     struct elv_qstate *qs, uint64_t now)
 {
-	struct elv_qclient *cs, *cg, *m;
+	struct elv_qclient *m;
 	struct elv_request *rq;
 
-	while ((rq = elv_qos_thr_release(qs, now)) != NULL) {
+	while ((rq = elv_qos_thr_release(qs, now, &m)) != NULL) {
 		qs->nr_held--;
-		elv_qos_route(rq, &cs, &cg);
-		m = elv_qos_mclient(cs, cg);
 		if (!m)
 			break;
 		elv_mc_add(&qs->mc, &m->mc, rq, now); /* still held, now by mClock */
 	}
-	elv_qos_bound(qs);
+	/* The bound changes only when the last throttled request leaves. */
+	if (!qs->nr_held)
+		elv_qos_bound(qs);
 	return rq ? rq : elv_qos_mc_release(q, qs, now);
+}
+
+/* elv_qos_release() while the throttles hold requests. Most calls come before the first top
+ * is due (every dispatch that finds the policy empty, every completion): mClock's turn at
+ * once, without the registers the due path takes. */
+static ELV_SPEED_INLINE struct elv_request *elv_qos_release_thr(struct elv_queue *q,
+								 struct elv_qstate *qs,
+								 uint64_t now)
+{
+	if (elv_time_before(now, qs->first))
+		return elv_qos_mc_release(q, qs, now);
+	return elv_qos_release_due(q, qs, now);
 }
 
 static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)
@@ -522,9 +676,10 @@ static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)
 	return elv_mc_pull(&qs->mc, now);
 }
 
-static uint64_t elv_qos_next_event(const struct elv_queue *q)
+/* elv_qos_next_event()'s throttle time when the first is ELV_TIME_NEVER, which stands for
+ * none: the earliest of the others, each taken as the earliest so far after a NEVER. */
+static ELV_COLD uint64_t elv_qos_thr_next_never(const struct elv_qstate *qs)
 {
-	const struct elv_qstate *qs = q->stage[ELV_STAGE_QOS].data;
 	const struct elv_list *l;
 	uint64_t t = ELV_TIME_NEVER;
 	int dir;
@@ -537,6 +692,17 @@ static uint64_t elv_qos_next_event(const struct elv_queue *q)
 				t = c->ready[dir];
 		}
 	}
+	return t;
+}
+
+static uint64_t elv_qos_next_event(const struct elv_queue *q)
+{
+	const struct elv_qstate *qs = q->stage[ELV_STAGE_QOS].data;
+	uint64_t t = qs->nr_held ? qs->first : ELV_TIME_NEVER;
+
+	/* A top due at exactly ELV_TIME_NEVER reads as none: the next top's time, if any. */
+	if (ELV_UNLIKELY(t == ELV_TIME_NEVER && qs->nr_held))
+		t = elv_qos_thr_next_never(qs);
 	/* mClock has a timer only while it may let a request out. */
 	if (qs->mc.nr && elv_qos_room(q, qs)) {
 		uint64_t m = elv_mc_next(&qs->mc, q->now);
@@ -576,6 +742,7 @@ static int elv_qos_cancel(struct elv_queue *q, struct elv_request *rq)
 		if (first && t->nr_wait[dir])
 			t->ready[dir] = q->now;
 		qs->nr_held--;
+		qs->first = elv_qos_first_of(qs, q->now);
 		elv_qos_bound(qs);
 		return 0;
 	}
@@ -776,6 +943,8 @@ static int elv_qos_check(const struct elv_queue *q)
 		if (tops[dir])
 			return ELV_EINVAL;
 	}
+	if (qs->nr_held && qs->first != elv_qos_first_of(qs, ~qs->first))
+		return ELV_EINVAL;
 	return n == qs->nr_held + qs->mc.nr ? (int)n : ELV_EINVAL;
 }
 
@@ -1094,6 +1263,7 @@ int elv_qos_set_throttle(struct elv_queue *q, struct elv_qos_client *cl,
 	for (dir = 0; dir < 2; dir++)
 		for (l = qs->wait[dir].next; l != &qs->wait[dir]; l = l->next)
 			elv_container_of(l, struct elv_qclient, wait[dir])->ready[dir] = now;
+	qs->first = now;
 	return 0;
 }
 

@@ -669,6 +669,168 @@ static void test_held_lifecycle(void **state)
 	}
 }
 
+/* The held request of stream @i that is first in its FIFO (the oldest one held). */
+static struct qs_io *first_held(int i)
+{
+	struct qs_io *best = NULL;
+	unsigned k;
+
+	for (k = 0; k < QS_POOL; k++) {
+		struct qs_io *io = &S.pool[k];
+
+		if (io->used && io->stream == i && io->rq.ELV_PRIVATE(state) == ELV_RQ_HELD &&
+		    (!best || io->rq.sector < best->rq.sector))
+			best = io;
+	}
+	assert_non_null(best);
+	return best;
+}
+
+static void cancel_io(struct qs_io *io)
+{
+	assert_int_equal(elv_cancel(S.q, &io->rq), 0);
+	S.waiting[io->stream]--;
+	qs_free(io);
+	qs_check(&S);
+}
+
+/*
+ * Tops due at the same time all go then, not a nanosecond before; a client due in both
+ * directions at once tries its read first, which here leaves its write (the same total
+ * level) waiting for another op's time.
+ */
+static void test_due_order(void **state)
+{
+	struct elv_throttle_settings t = { 0 };
+	const uint64_t base = (uint64_t)1 << 32; /* stream 0's first sector */
+	int i, k;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 10, 0, 0);
+	qs_init(&S, &elv_policy_noop, NULL);
+	for (i = 0; i < 3; i++) {
+		qs_stream(&S, i, -1, 1);
+		assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[i], &t, 0), 0);
+	}
+	S.op_each[1] = ELV_OP_WRITE;
+	/* Two of each stream fit in the 100 ms allowance; the third waits 100 ms. */
+	for (i = 0; i < 3; i++)
+		for (k = 0; k < 3; k++)
+			assert_int_equal(qs_add(&S, i), 0);
+	assert_int_equal(qs_flush(&S), 6);
+	assert_int_equal(elv_next_event(S.q), 100 * QS_MS);
+	S.now = 100 * QS_MS - 1;
+	assert_int_equal(qs_flush(&S), 0);
+	S.now = 100 * QS_MS;
+	assert_int_equal(qs_flush(&S), 3);
+	assert_int_equal(elv_next_event(S.q), ELV_TIME_NEVER);
+	qs_fini(&S);
+
+	/* One client, a read and a write due at 100 ms (each request 8 sectors, 64 apart). */
+	qs_init_throttled(&S, &elv_policy_noop, &t);
+	assert_int_equal(qs_add_op(&S, 0, ELV_OP_READ, 4096), 0);
+	assert_int_equal(qs_add_op(&S, 0, ELV_OP_WRITE, 4096), 0);
+	assert_int_equal(qs_add_op(&S, 0, ELV_OP_READ, 4096), 0);
+	assert_int_equal(qs_add_op(&S, 0, ELV_OP_WRITE, 4096), 0);
+	assert_int_equal(qs_flush(&S), 2);
+	assert_int_equal(elv_next_event(S.q), 100 * QS_MS);
+	S.now = 100 * QS_MS;
+	assert_int_equal(qs_flush(&S), 1);
+	assert_int_equal(S.log_sector[2], base + 2 * 72);
+	assert_int_equal(elv_next_event(S.q), 200 * QS_MS);
+	S.now = 200 * QS_MS;
+	assert_int_equal(qs_flush(&S), 1);
+	assert_int_equal(S.log_sector[3], base + 3 * 72);
+	qs_fini(&S);
+}
+
+/*
+ * A client waiting in both directions, its levels shared (bytes in total) and its own per
+ * direction (operations): a write waits for the total (25 ms), a read for its own level
+ * (400 ms). At 500 ms both are due: the write goes, then the read, and only then does the
+ * next write learn its wait, from the levels both filled: 25 ms (the read's share of the
+ * total), not the 11 ms its own write level alone would ask.
+ */
+static void test_both_directions_due(void **state)
+{
+	struct elv_throttle_settings t = { 0 };
+	const uint64_t base = (uint64_t)1 << 32; /* stream 0's first sector */
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_BPS_TOTAL, 65536, 0, 0); /* 62.5 ms per 4 KiB */
+	set_limit(&t, ELV_THROTTLE_IOPS_READ, 2, 0, 0);     /* 500 ms per read */
+	set_limit(&t, ELV_THROTTLE_IOPS_WRITE, 9, 0, 0);    /* 111.1 ms per write */
+	qs_init_throttled(&S, &elv_policy_noop, &t);
+	assert_int_equal(qs_add_op(&S, 0, ELV_OP_READ, 4096), 0);
+	assert_int_equal(qs_add_op(&S, 0, ELV_OP_READ, 4096), 0);
+	assert_int_equal(qs_add_op(&S, 0, ELV_OP_WRITE, 4096), 0);
+	assert_int_equal(qs_add_op(&S, 0, ELV_OP_WRITE, 4096), 0);
+	assert_int_equal(qs_add_op(&S, 0, ELV_OP_WRITE, 4096), 0);
+	assert_int_equal(qs_flush(&S), 2);
+	assert_int_equal(elv_next_event(S.q), 25 * QS_MS);
+	S.now = 500 * QS_MS;
+	assert_int_equal(qs_flush(&S), 2);
+	/* The second read and the second write (each request 8 sectors, 64 apart). */
+	assert_true(S.log_sector[2] == base + 72 || S.log_sector[2] == base + 3 * 72);
+	assert_int_equal(S.log_sector[2] + S.log_sector[3], 2 * base + 4 * 72);
+	assert_int_equal(elv_next_event(S.q), 525 * QS_MS);
+	qs_fini(&S);
+}
+
+/*
+ * The stage's earliest ready time through everything that moves a top's: a top that stops
+ * waiting (cancel), one that starts waiting sooner, a cancelled head whose follower tries at
+ * once, a try that finds its request must wait, and new settings (every top tries again).
+ */
+static void test_first_ready(void **state)
+{
+	struct elv_throttle_settings t = { 0 };
+	int i, k;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 10, 0, 0);
+	qs_init(&S, &elv_policy_deadline, NULL);
+	for (i = 0; i < 2; i++) {
+		qs_stream(&S, i, -1, 1);
+		assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[i], &t, 0), 0);
+	}
+	for (k = 0; k < 3; k++)
+		assert_int_equal(qs_add(&S, 0), 0);
+	assert_int_equal(qs_flush(&S), 2);
+	S.now = 50 * QS_MS;
+	for (k = 0; k < 3; k++)
+		assert_int_equal(qs_add(&S, 1), 0);
+	assert_int_equal(qs_flush(&S), 2);
+	assert_int_equal(elv_next_event(S.q), 100 * QS_MS);
+	/* Stream 0 stops waiting: stream 1's time is the first. */
+	cancel_io(first_held(0));
+	assert_int_equal(elv_next_event(S.q), 150 * QS_MS);
+	/* Stream 0 waits again, sooner than stream 1 (its level: 200 ms at 0, 140 at 60). */
+	S.now = 60 * QS_MS;
+	assert_int_equal(qs_add(&S, 0), 0);
+	assert_int_equal(elv_next_event(S.q), 100 * QS_MS);
+	assert_int_equal(qs_add(&S, 0), 0);
+	/* Its head cancelled, the one behind tries at once, and must wait as the head did. */
+	cancel_io(first_held(0));
+	assert_int_equal(elv_next_event(S.q), 60 * QS_MS);
+	assert_int_equal(qs_flush(&S), 0);
+	assert_int_equal(elv_next_event(S.q), 100 * QS_MS);
+	/* New settings for one client: every waiting top tries again at once. */
+	S.now = 70 * QS_MS;
+	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 20, 0, 0);
+	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[1], &t, S.now), 0);
+	qs_check(&S);
+	assert_int_equal(elv_next_event(S.q), 70 * QS_MS);
+	/* Stream 1's bucket starts empty: its request goes; stream 0's still waits. */
+	assert_int_equal(qs_flush(&S), 1);
+	assert_int_equal(S.log_stream[S.nr_log - 1], 1);
+	assert_int_equal(elv_next_event(S.q), 100 * QS_MS);
+	S.now = 100 * QS_MS;
+	assert_int_equal(qs_flush(&S), 1);
+	assert_int_equal(elv_next_event(S.q), ELV_TIME_NEVER);
+	qs_fini(&S);
+}
+
 /* Attaching and detaching: idle queue only, one stage, clients on registered owners. */
 static void test_attach_rules(void **state)
 {
@@ -903,6 +1065,9 @@ int main(void)
 		cmocka_unit_test(test_group_turns),
 		cmocka_unit_test(test_runtime_change),
 		cmocka_unit_test(test_held_lifecycle),
+		cmocka_unit_test(test_due_order),
+		cmocka_unit_test(test_both_directions_due),
+		cmocka_unit_test(test_first_ready),
 		cmocka_unit_test(test_attach_rules),
 		cmocka_unit_test(test_random_ops),
 	};
