@@ -477,14 +477,16 @@ static int elv_thr_resize(struct elv_thr *th, uint64_t bytes)
 
 	for (k = 0; k < ELV_THROTTLE_NR; k++) {
 		struct elv_thr_bucket *b = &th->u.b[k];
+		int same;
 
 		if (!(th->used & (1u << k)))
 			continue;
 		n = elv_bucket_units(th, k, bytes);
+		same = last && n == elv_bucket_units(th, k, last);
 		for (j = 0; j < 2 && b->lv[j].den; j++) {
 			struct elv_thr_level *lv = &b->lv[j];
 
-			if (last && n == elv_bucket_units(th, k, last))
+			if (same)
 				lv->c[s] = lv->c[s ^ 1u];
 			else
 				lv->c[s].ns = elv_drain_ns(n, lv->den, &lv->c[s].rem);
