@@ -109,10 +109,15 @@ static struct elv_qclient *elv_qos_mclient(struct elv_qclient *cs, struct elv_qc
 }
 
 /* Work out c->mc_only again, after one of the things it depends on changed. */
+static uint8_t elv_qos_mc_only(const struct elv_qstate *qs, const struct elv_qclient *c)
+{
+	return c->has_mc && !c->has_thr && !(c->nr_wait[0] | c->nr_wait[1]) &&
+	       qs->mc.at_limit != ELV_QOS_AT_LIMIT_REJECT;
+}
+
 static void elv_qos_route_mc(const struct elv_qstate *qs, struct elv_qclient *c)
 {
-	c->mc_only = c->has_mc && !c->has_thr && !(c->nr_wait[0] | c->nr_wait[1]) &&
-		     qs->mc.at_limit != ELV_QOS_AT_LIMIT_REJECT;
+	c->mc_only = elv_qos_mc_only(qs, c);
 }
 
 /* Does the stage deal with @rq at all? Flushes and anonymous requests pass untouched. */
@@ -225,6 +230,14 @@ static int elv_qos_hold(struct elv_qstate *qs, struct elv_qclient *h, struct elv
 	return ELV_STAGE_HELD;
 }
 
+/* Top @t has no request left waiting in @dir: off the stage's wait list, and mClock may
+ * take its requests straight again if nothing else stops it. */
+static void elv_qos_top_leaves(struct elv_qclient *t, int dir)
+{
+	elv_list_del(&t->wait[dir]);
+	elv_qos_route_mc(t->qs, t);
+}
+
 /* @rq leaves holder @h's FIFO under top @t (released or cancelled). */
 static void elv_qos_unhold(struct elv_qclient *h, struct elv_qclient *t, struct elv_request *rq,
 			   int dir)
@@ -232,10 +245,8 @@ static void elv_qos_unhold(struct elv_qclient *h, struct elv_qclient *t, struct 
 	elv_list_del(&rq->fifo);
 	if (--h->nr_hold[dir] == 0 && t->group)
 		elv_list_del(&h->member[dir]);
-	if (--t->nr_wait[dir] == 0) {
-		elv_list_del(&t->wait[dir]);
-		elv_qos_route_mc(t->qs, t);
-	}
+	if (--t->nr_wait[dir] == 0)
+		elv_qos_top_leaves(t, dir);
 }
 
 /* The holder and top of a throttled request: its stream's client and its group's. */
@@ -355,7 +366,7 @@ static ELV_SPEED_INLINE struct elv_request *elv_qos_try(struct elv_qclient *t, i
 	elv_list_del(&rq->fifo);
 	t->nr_hold[dir]--;
 	if (--t->nr_wait[dir] == 0)
-		elv_list_del(&t->wait[dir]);
+		elv_qos_top_leaves(t, dir);
 	else if (elv_qos_other_due(t, dir, now))
 		t->ready[dir] = now;
 	else
@@ -886,7 +897,8 @@ static int elv_qos_check_client(const struct elv_queue *q, const struct elv_qcli
 	const struct elv_list *l;
 	int dir;
 
-	if (c->qs != elv_qs(q) || elv_thr_check(&c->thr))
+	if (c->qs != elv_qs(q) || elv_thr_check(&c->thr) ||
+	    c->mc_only != elv_qos_mc_only(c->qs, c))
 		return ELV_EINVAL;
 	if (c->has_mc && elv_qos_check_fifo(q, &c->mc.fifo, -1, c->mc.nr))
 		return ELV_EINVAL;
