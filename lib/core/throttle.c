@@ -21,6 +21,18 @@
 /* What the burst level may hold before a request waits: 100 ms worth of the burst rate. */
 #define ELV_THR_BURST_ALLOW (ELV_NSEC_PER_SEC / 10)
 
+/*
+ * The most an average level may hold before a request waits: 2^60 ns, 36 years, which no
+ * real burst setting comes near (max * length / avg may come to far more). Times are compared
+ * by their difference, which must stay below 2^63. A level lies at most the horizon (2^62)
+ * past the time it was last filled, and calm_from is the latest level minus its allowance:
+ * a level that has not moved lies up to 2^62 + its allowance (plus the time since) before
+ * calm_from, and calm_from + drain_cap (the largest allowance) up to 2^62 + drain_cap past
+ * the queue time. Allowances of 2^60 keep both below 2^63, with 3 * 2^60 ns (over 100 years)
+ * left for the time that passes.
+ */
+#define ELV_THR_ALLOW_MAX (1ull << 60)
+
 /* 64 x 64 -> 128-bit product as two words, with 32-bit pieces (no compiler helpers). */
 static void elv_mul128(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo)
 {
@@ -185,8 +197,8 @@ static void elv_bucket_setup(struct elv_thr_bucket *b, const struct elv_throttle
 
 	if (l->max) {
 		allow = elv_qos_muldiv(l->max, len * ELV_NSEC_PER_SEC, l->avg, &rem);
-		if (allow > ELV_QOS_HORIZON)
-			allow = ELV_QOS_HORIZON;
+		if (allow > ELV_THR_ALLOW_MAX)
+			allow = ELV_THR_ALLOW_MAX;
 	}
 	elv_level_setup(&b->lv[0], l->avg * size, allow, now);
 	elv_level_setup(&b->lv[1], len > 1 ? l->max * size : 0, ELV_THR_BURST_ALLOW, now);

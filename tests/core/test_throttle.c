@@ -428,6 +428,49 @@ static void test_horizon(void **state)
 	assert_int_equal(elv_thr_check(&th), 0);
 }
 
+/*
+ * A burst allowance stops at 2^60 ns, so that levels compare by difference. Reads at 1 B/s
+ * with a burst of 1e15 B/s for a second may hold 1e24 ns, cut to 2^60; writes at 1000 B/s
+ * hold 100 ms. A write of 2^43 bytes a second after the settings fills its level to the
+ * horizon, H = 2^62 ns ahead, and calm_from to H - 100 ms ahead, while the read level, empty
+ * since the settings, lies a second more than H + 2^60 behind it. With an allowance of H
+ * that was more than 2^63 and the state seemed wrong; now a read still goes at once and a
+ * write waits for the write level alone.
+ */
+static void test_allow_bound(void **state)
+{
+	const uint64_t horizon = 1ull << 62, cap = 100 * QS_MS;
+	struct elv_throttle_settings t = { 0 };
+	static const uint32_t none[2];
+	static struct elv_thr thr;
+	struct elv_thr *th = &thr;
+	const struct elv_thr_level *rd = &thr.u.b[ELV_THROTTLE_BPS_READ].lv[0];
+	uint64_t now = 5, filled;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_BPS_READ, 1, ELV_THROTTLE_RATE_MAX, 1);
+	set_limit(&t, ELV_THROTTLE_BPS_WRITE, 1000, 0, 0);
+	assert_int_equal(elv_thr_validate(&t), 0);
+	memset(th, 0, sizeof(*th));
+	elv_thr_apply(th, &t, now, none, 100 * QS_MS, QS_MS);
+	assert_int_equal(rd->allow, 1ull << 60);
+	assert_int_equal(th->drain_cap, 1ull << 60);
+	now += QS_SEC;
+	filled = now;
+	assert_int_equal(elv_thr_take(th, ELV_DIR_WRITE, 1ull << 43, now), 0);
+	assert_int_equal(th->u.b[ELV_THROTTLE_BPS_WRITE].lv[0].tat, filled + horizon);
+	assert_int_equal(th->calm_from, filled + horizon - cap);
+	assert_int_equal(elv_thr_check(th), 0);
+	now += QS_SEC;
+	assert_int_equal(elv_thr_check(th), 0);
+	assert_int_equal(elv_thr_take(th, ELV_DIR_READ, 4096, now), 0);
+	assert_int_equal(rd->tat, now + 4096ull * QS_SEC);
+	assert_int_equal(elv_thr_check(th), 0);
+	assert_int_equal(elv_thr_take(th, ELV_DIR_WRITE, 512, now),
+			 filled + horizon - cap - now);
+	assert_int_equal(elv_thr_check(th), 0);
+}
+
 /* A.1.7 #4: bps-read leaves writes alone; bps-total puts reads and writes in one bucket. */
 static void test_vector_directions(void **state)
 {
@@ -1061,6 +1104,7 @@ int main(void)
 		cmocka_unit_test(test_size_slots),
 		cmocka_unit_test(test_size_too_large),
 		cmocka_unit_test(test_horizon),
+		cmocka_unit_test(test_allow_bound),
 		cmocka_unit_test(test_vector_validation),
 		cmocka_unit_test(test_group_turns),
 		cmocka_unit_test(test_runtime_change),
