@@ -204,6 +204,24 @@ static void elv_bucket_setup(struct elv_thr_bucket *b, const struct elv_throttle
 	elv_level_setup(&b->lv[1], len > 1 ? l->max * size : 0, ELV_THR_BURST_ALLOW, now);
 }
 
+/*
+ * The costs of one operation in both slots of operations bucket @b, which counts every
+ * request as one (no operation size): set once, whatever the sizes met. A second at most,
+ * they fit any level below the horizon (allowances are at most ELV_THR_ALLOW_MAX).
+ */
+static void elv_bucket_one_op(struct elv_thr_bucket *b)
+{
+	int j;
+
+	for (j = 0; j < 2 && b->lv[j].den; j++) {
+		struct elv_thr_level *lv = &b->lv[j];
+
+		lv->c[0].ns = elv_div64(ELV_NSEC_PER_SEC, lv->den);
+		lv->c[0].rem = ELV_NSEC_PER_SEC - lv->c[0].ns * lv->den;
+		lv->c[1] = lv->c[0];
+	}
+}
+
 /* The larger allowance of bucket @b's levels. */
 static uint64_t elv_bucket_top_allow(const struct elv_thr_bucket *b)
 {
@@ -325,6 +343,8 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 			continue;
 		elv_bucket_setup(&th->u.b[k], &t->limit[k],
 				 elv_thr_is_ops(k) && t->iops_size ? t->iops_size : 1, now);
+		if (elv_thr_is_ops(k) && !t->iops_size)
+			elv_bucket_one_op(&th->u.b[k]);
 		if (elv_bucket_top_allow(&th->u.b[k]) > th->drain_cap)
 			th->drain_cap = elv_bucket_top_allow(&th->u.b[k]);
 		for (dir = 0; dir < 2; dir++)
@@ -475,40 +495,91 @@ static ELV_SPEED_INLINE int elv_thr_slot(struct elv_thr *th, uint64_t bytes)
 }
 
 /*
- * The costs of a request of @bytes, for a size not kept: worked out for every level in the
- * slot of the size met longer ago, which becomes the one met last with size @bytes when they
- * fit. Else its size is 0 and it stays the other slot: such costs serve one request, and the
- * next size of that kind takes the same slot, not the kept size's. A bucket where the size
- * met last counts as many units (an operation, mostly) copies its costs instead.
+ * The costs in slot @s of a request of @bytes for the levels direction @dir meets, totals
+ * left out when @apart (the other direction worked them out); 1 when they all fit below
+ * the horizon. Operations levels without an operation size count one operation whatever
+ * the size, whose costs elv_thr_apply() set for good. @small: @bytes is below 2^32, and so
+ * is every level's units (an operation size is a 32-bit value), so each cost is one word's
+ * division (elv_drain_ns()) and the loop makes no call.
  */
-static int elv_thr_resize(struct elv_thr *th, uint64_t bytes)
+static ELV_SPEED_INLINE int elv_thr_costs_in(struct elv_thr *th, int dir, unsigned s,
+					     uint64_t bytes, int apart, int small)
 {
-	unsigned s = th->cur ^ 1u;
-	uint64_t last = th->size[th->cur], n;
-	int k, j, fits = 1;
+	const uint16_t *off = th->lv_off[dir], *end = off + th->nr_lv[dir];
+	uint64_t op = th->op_size, n;
+	int fits = 1;
 
-	for (k = 0; k < ELV_THROTTLE_NR; k++) {
-		struct elv_thr_bucket *b = &th->u.b[k];
-		int same;
+	for (; off != end; off++) {
+		struct elv_thr_level *lv = elv_thr_level_at(th, *off);
+		unsigned k = (unsigned)(*off - offsetof(struct elv_thr, u.b)) /
+			     (unsigned)sizeof(struct elv_thr_bucket);
 
-		if (!(th->used & (1u << k)))
+		if (apart && (k == ELV_THROTTLE_BPS_TOTAL || k == ELV_THROTTLE_IOPS_TOTAL))
 			continue;
-		n = elv_bucket_units(th, k, bytes);
-		same = last && n == elv_bucket_units(th, k, last);
-		for (j = 0; j < 2 && b->lv[j].den; j++) {
-			struct elv_thr_level *lv = &b->lv[j];
-
-			if (same)
-				lv->c[s] = lv->c[s ^ 1u];
-			else
-				lv->c[s].ns = elv_drain_ns(n, lv->den, &lv->c[s].rem);
-			fits &= elv_level_cost_fits(lv, &lv->c[s]);
+		n = bytes;
+		if (elv_thr_is_ops((int)k)) {
+			if (!op)
+				continue;
+			n = bytes <= op ? op : bytes;
 		}
+		if (small)
+			lv->c[s].ns = elv_muldiv_small(n, ELV_NSEC_PER_SEC, lv->den, &lv->c[s].rem);
+		else
+			lv->c[s].ns = elv_drain_ns(n, lv->den, &lv->c[s].rem);
+		fits &= elv_level_cost_fits(lv, &lv->c[s]);
 	}
+	return fits;
+}
+
+/* The buckets of one direction only (th->used bits). */
+#define ELV_THR_SPLIT_MASK                                                                     \
+	((1u << ELV_THROTTLE_BPS_READ) | (1u << ELV_THROTTLE_BPS_WRITE) |                      \
+	 (1u << ELV_THROTTLE_IOPS_READ) | (1u << ELV_THROTTLE_IOPS_WRITE))
+
+/* elv_thr_resize()'s slot @s becomes the one met last with size @bytes when its costs
+ * @fit; else its size is 0. */
+static ELV_SPEED_INLINE int elv_thr_resized(struct elv_thr *th, unsigned s, uint64_t bytes,
+					    int fits)
+{
 	th->size[s] = fits ? bytes : 0;
 	if (fits)
 		th->cur = (uint8_t)s;
 	return (int)s;
+}
+
+/* elv_thr_resize() for a request of 4 GiB or more, or with buckets of one direction only:
+ * the other direction's own levels too. Apart, so that the usual case keeps no registers
+ * across a call. */
+static ELV_COLD int elv_thr_resize_any(struct elv_thr *th, int dir, uint64_t bytes)
+{
+	unsigned s = th->cur ^ 1u;
+	int fits = elv_thr_costs_in(th, dir, s, bytes, 0, 0);
+
+	fits &= elv_thr_costs_in(th, dir ^ 1, s, bytes, 1, 0);
+	return elv_thr_resized(th, s, bytes, fits);
+}
+
+/*
+ * The costs of a request of @bytes in direction @dir, for a size not kept: worked out for
+ * every level in the slot of the size met longer ago, which becomes the one met last with
+ * size @bytes when they fit. Else its size is 0 and it stays the other slot: such costs
+ * serve one request, and the next size of that kind takes the same slot, not the kept
+ * size's. The levels come from the directions' lists, so that only buckets in use take a
+ * turn; with totals alone, those of @dir are all.
+ */
+static ELV_SPEED_INLINE int elv_thr_resize_in(struct elv_thr *th, int dir, uint64_t bytes)
+{
+	unsigned s = th->cur ^ 1u;
+
+	if (ELV_UNLIKELY((bytes >> 32) || (th->used & ELV_THR_SPLIT_MASK)))
+		return elv_thr_resize_any(th, dir, bytes);
+	return elv_thr_resized(th, s, bytes, elv_thr_costs_in(th, dir, s, bytes, 0, 1));
+}
+
+/* elv_thr_resize_in() as a call, for elv_thr_charge(). */
+static int elv_thr_resize(struct elv_thr *th, int dir, uint64_t bytes)
+{
+	return elv_thr_resize_in(th, dir, bytes);
 }
 
 /* Fill the levels a request of direction @dir meets with their costs in slot @s (@clip: as
@@ -674,7 +745,7 @@ static ELV_SPEED_INLINE void elv_thr_charge_in(struct elv_thr *th, int dir, uint
 	}
 	s = elv_thr_slot(th, bytes);
 	if (ELV_UNLIKELY(s < 0))
-		s = elv_thr_resize(th, bytes);
+		s = elv_thr_resize(th, dir, bytes);
 	elv_thr_fill(th, dir, s, now, 1);
 }
 
@@ -729,7 +800,7 @@ static ELV_QOS_APART uint64_t elv_thr_take_resized(struct elv_thr *th, int dir, 
 	int s;
 
 	if (elv_time_before(th->calm_from, now)) {
-		s = elv_thr_resize(th, bytes);
+		s = elv_thr_resize_in(th, dir, bytes);
 		if (th->size[s] && elv_thr_fill_calm(th, dir, s, now))
 			return 0;
 	}
