@@ -256,6 +256,46 @@ static void test_take_sizes(void **state)
 	}
 }
 
+/*
+ * Three sizes in turn (4, 8, 16 KiB), reads and writes in turn, with a bytes limit per
+ * direction (3 MB/s reads, 2 MB/s writes) and 70 ops/s in all: every request is a size not
+ * kept, whose costs the read bucket needs when a write met it first, and the other way
+ * round. Each level holds exactly its direction's bytes (or all the operations) so far.
+ */
+static void test_take_three_sizes(void **state)
+{
+	static const uint32_t none[2];
+	struct elv_throttle_settings t = { 0 };
+	const struct elv_thr_bucket *rd, *wr, *ops;
+	uint64_t now = 1000, sum[2] = { 0, 0 }, b;
+	struct elv_thr th;
+	unsigned i;
+	int dir;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_BPS_READ, 3000000, 0, 0);
+	set_limit(&t, ELV_THROTTLE_BPS_WRITE, 2000000, 0, 0);
+	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 70, 0, 0);
+	memset(&th, 0, sizeof(th));
+	elv_thr_apply(&th, &t, now, none, 100 * QS_MS, QS_MS);
+	rd = &th.u.b[ELV_THROTTLE_BPS_READ];
+	wr = &th.u.b[ELV_THROTTLE_BPS_WRITE];
+	ops = &th.u.b[ELV_THROTTLE_IOPS_TOTAL];
+	for (i = 0; i < 7; i++) {
+		dir = i % 2 ? ELV_DIR_WRITE : ELV_DIR_READ;
+		b = 4096u << (i % 3);
+		sum[dir == ELV_DIR_WRITE] += b;
+		assert_int_equal(elv_thr_take(&th, dir, b, now), 0);
+		assert_int_equal(elv_thr_check(&th), 0);
+		assert_int_equal(rd->lv[0].tat, now + sum[0] * 1000000000ull / 3000000);
+		assert_int_equal(rd->lv[0].frac, sum[0] * 1000000000ull % 3000000);
+		assert_int_equal(wr->lv[0].tat, now + sum[1] * 1000000000ull / 2000000);
+		assert_int_equal(wr->lv[0].frac, sum[1] * 1000000000ull % 2000000);
+		assert_int_equal(ops->lv[0].tat, now + (i + 1) * 1000000000ull / 70);
+		assert_int_equal(ops->lv[0].frac, (i + 1) * 1000000000ull % 70);
+	}
+}
+
 /* Slot @s holds @size, with these costs in bucket @b's average level. */
 static void assert_slot(const struct elv_thr *th, int s, uint64_t size,
 			const struct elv_thr_bucket *b, uint64_t ns, uint64_t rem)
@@ -1101,6 +1141,7 @@ int main(void)
 		cmocka_unit_test(test_take_exact),
 		cmocka_unit_test(test_take_burst),
 		cmocka_unit_test(test_take_sizes),
+		cmocka_unit_test(test_take_three_sizes),
 		cmocka_unit_test(test_size_slots),
 		cmocka_unit_test(test_size_too_large),
 		cmocka_unit_test(test_horizon),
