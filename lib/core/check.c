@@ -86,10 +86,6 @@ int elv_queue_check(const struct elv_queue *q)
 	/* The plain dispatch and complete would neither release nor tell a stage anything. */
 	if (q->gate == ELV_GATE_STAGED_ADD && elv_stage_gate(q) != ELV_GATE_STAGED_ADD)
 		return ELV_EINVAL;
-	/* The plain dispatch while a stage holds requests, exactly while none could go. */
-	if ((q->gate == ELV_GATE_STAGED_FULL) !=
-	    (q->stages && elv_stage_gate(q) == ELV_GATE_STAGED_FULL))
-		return ELV_EINVAL;
 #if !defined(ELV_NO_STATS)
 	if (q->stats.completed + q->nr_in_flight != q->stats.dispatched[0] +
 							 q->stats.dispatched[1] -

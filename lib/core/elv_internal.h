@@ -122,18 +122,12 @@ int elv_groups_check(const struct elv_queue *q);
  * elv_add() needs its staged path while no stage holds a request or listens to dispatches
  * and completions (ELV_GATE_STAGED_ADD, the usual state of a QoS stage): elv_dispatch() and
  * elv_complete() test for a gate above it, and theirs would do just what the plain ones do.
- * While a single stage waits for room (ELV_GATE_STAGED_FULL) the same holds for dispatch
- * alone: elv_dispatch() tests for a gate above that level.
  */
 #define ELV_GATE_OPEN 0u
 #define ELV_GATE_STAGED_ADD 1u
-/* Add and complete go through the stages, dispatch is plain: the queue's single stage holds
- * requests, has no dispatched hook and no room by its bound (elv_stage_full()), so a dispatch
- * could release nothing. Only a change of what that depends on moves the gate off it. */
-#define ELV_GATE_STAGED_FULL 2u
-#define ELV_GATE_STAGED 3u
-#define ELV_GATE_CALLBACK 4u
-#define ELV_GATE_EXITED 5u
+#define ELV_GATE_STAGED 2u
+#define ELV_GATE_CALLBACK 3u
+#define ELV_GATE_EXITED 4u
 
 /* hash.c; the per-request operations are inline because every add and dispatch uses them. */
 void elv_hash_init(struct elv_hash *h, struct elv_request **buckets, uint8_t *starts,
@@ -429,48 +423,6 @@ void elv_merge_veto_update(struct elv_queue *q);
 /* queue.c: a request that left the stages goes on: behind a barrier, or to the policy
  * (merge-on-add included); 1 when it was merged away. */
 int elv_stage_enqueue(struct elv_queue *q, struct elv_request *rq, uint64_t now);
-/*
- * May a dispatch take the plain path although a stage holds requests (ELV_GATE_STAGED_FULL)?
- * Only when the stage is the queue's single one (no later stage to admit), holds requests,
- * has no dispatched hook, and has no room by its bound: a dispatch frees no room, so the
- * stage could release nothing there. A bound of 0 (time may release, the throttles) never
- * qualifies.
- */
-static inline int elv_stage_full(const struct elv_queue *q)
-{
-#if defined(__OPTIMIZE_SIZE__)
-	(void)q; /* the level saves instructions, not bytes: size builds never take it */
-	return 0;
-#else
-	const struct elv_stage *s;
-
-	if (!q->stage_sole)
-		return 0;
-	s = &q->stage[q->stage_sole - 1u];
-	return s->nr_held && !s->ops->dispatched && !elv_stage_has_room(q, s);
-#endif
-}
-/* The gate of a queue with stages (ELV_GATE_STAGED_ADD, _FULL or ELV_GATE_STAGED), from what
- * they hold, whether one listens and whether the single stage waits for room. */
-static inline uint8_t elv_stage_gate(const struct elv_queue *q)
-{
-	if (q->nr_staged)
-		return elv_stage_full(q) ? ELV_GATE_STAGED_FULL : ELV_GATE_STAGED;
-	return q->stage_hear ? ELV_GATE_STAGED : ELV_GATE_STAGED_ADD;
-}
-/* After a call changed what the gate of a queue with stages depends on (held requests, the
- * requests past the stages, a bound): the gate from its source. */
-static inline void elv_stage_settle(struct elv_queue *q)
-{
-#if defined(__OPTIMIZE_SIZE__)
-	(void)q; /* no ELV_GATE_STAGED_FULL to keep; the rest settles at dispatch */
-#else
-	if (q->stages)
-		q->gate = elv_stage_gate(q);
-#endif
-}
-/* Stage @slot's bound (struct elv_stage full_out) becomes @n; the gate follows (stage.c). */
-void elv_stage_bound(struct elv_queue *q, unsigned slot, uint32_t n);
 /* The stage in @slot holds @rq after its admit said ELV_STAGE_HELD (stage.c, and queue.c's
  * add for a single stage). */
 static inline void elv_stage_took(struct elv_queue *q, unsigned slot, struct elv_request *rq)
@@ -479,10 +431,13 @@ static inline void elv_stage_took(struct elv_queue *q, unsigned slot, struct elv
 	rq->hlink.owner = q;
 	q->stage[slot].nr_held++;
 	q->nr_staged++;
-	/* Dispatch and complete must now release it, unless a dispatch could not: holding one
-	 * more changes no room, so a full single stage stays full. */
-	if (q->gate != ELV_GATE_STAGED_FULL)
-		q->gate = elv_stage_gate(q);
+	q->gate = ELV_GATE_STAGED; /* dispatch and complete must now release it */
+}
+/* The gate of a queue with stages (ELV_GATE_STAGED_ADD or ELV_GATE_STAGED), from what they
+ * hold and whether one listens. */
+static inline uint8_t elv_stage_gate(const struct elv_queue *q)
+{
+	return q->nr_staged || q->stage_hear ? ELV_GATE_STAGED : ELV_GATE_STAGED_ADD;
 }
 /* merge.c: join @rq (not queued) onto the end of the queued @c if the rules allow; 1 done. */
 int elv_merge_back_into(struct elv_queue *q, struct elv_request *c, struct elv_request *rq);

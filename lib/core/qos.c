@@ -181,7 +181,7 @@ static void elv_qos_thr_charge(struct elv_qclient *cs, struct elv_qclient *cg,
  * whenever the throttled requests or the depth change. */
 static void elv_qos_bound(struct elv_qstate *qs)
 {
-	elv_stage_bound(qs->q, ELV_STAGE_QOS, qs->nr_held ? 0 : qs->depth);
+	qs->q->stage[ELV_STAGE_QOS].full_out = qs->nr_held ? 0 : qs->depth;
 }
 
 /* elv_qos_hold() when holder @h has no request waiting in @rq's direction yet: ELV_STAGE_HELD.

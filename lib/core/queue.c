@@ -590,15 +590,9 @@ static ELV_SPEED_INLINE int elv_add_one_stage(struct elv_queue *q, struct elv_re
 	q->clock_set = 1;
 	now = t;
 	if (r == ELV_STAGE_HELD)
-		elv_stage_took(q, slot, rq); /* and the gate */
+		elv_stage_took(q, slot, rq);
 	elv_add_accept_in(q, rq, now);
-	if (r == ELV_STAGE_HELD)
-		return 0;
-	r = elv_stage_enqueue_in(q, rq, now);
-	/* One more past the stage may fill its bound while it holds others. */
-	if (q->nr_staged)
-		q->gate = elv_stage_gate(q);
-	return r;
+	return r == ELV_STAGE_HELD ? 0 : elv_stage_enqueue_in(q, rq, now);
 }
 #endif
 
@@ -722,16 +716,6 @@ static ELV_COLD struct elv_request *elv_pick_slow(struct elv_queue *q, uint64_t 
 		q->nr_held--;
 		q->nr_barriers--;
 		elv_release_held(q);
-#if !defined(ELV_NO_STAGES) && !defined(__OPTIMIZE_SIZE__)
-		/* One merged on its way leaves room past the stages: a full stage may release
-		 * again (this is a plain dispatch at ELV_GATE_STAGED_FULL). The barrier counts
-		 * as on the device, where it goes next. */
-		if (q->gate == ELV_GATE_STAGED_FULL) {
-			q->nr_in_flight++;
-			elv_stage_settle(q);
-			q->nr_in_flight--;
-		}
-#endif
 	}
 	return rq;
 #endif
@@ -761,22 +745,17 @@ static ELV_SPEED_INLINE int elv_dispatch_out(struct elv_queue *q, struct elv_req
 }
 
 #if !defined(ELV_NO_STAGES)
-/* After a staged dispatch or completion: the stages may hold nothing now (dispatch and
- * complete may go plain again), or the single one may be full (dispatch may), or no longer.
+/* The stages hold nothing now and none listens: dispatch and complete may go plain again.
  * Named in parentheses so that the model checker's planted build can wrap it in a macro. */
 static ELV_ALWAYS_INLINE void(elv_gate_settle)(struct elv_queue *q)
 {
-#if defined(__OPTIMIZE_SIZE__) /* no ELV_GATE_STAGED_FULL: only the lowering */
 	if (!q->nr_staged && q->gate == ELV_GATE_STAGED) /* while they hold some, it stays */
 		q->gate = elv_stage_gate(q);
-#else
-	elv_stage_settle(q); /* none: elv_complete_status() on a queue without stages */
-#endif
 }
 #endif
 
 /* elv_dispatch() past the gate's test: a bad argument, a closed gate, or stages that hold
- * requests they may release, or listen. */
+ * requests or listen. */
 static ELV_STAGED_PATH int elv_dispatch_slow(struct elv_queue *q, uint64_t now, unsigned flags,
 				      struct elv_request **out)
 {
@@ -814,7 +793,7 @@ static ELV_STAGED_PATH int elv_dispatch_slow(struct elv_queue *q, uint64_t now, 
 int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out)
 {
 	if (ELV_UNLIKELY(!q || !out || (flags & ~(unsigned)ELV_DISPATCH_FORCE) ||
-			 q->gate > ELV_GATE_STAGED_FULL))
+			 q->gate > ELV_GATE_STAGED_ADD))
 		return elv_dispatch_slow(q, now, flags, out);
 	now = elv_clock(q, now); /* requests released from behind a barrier are added at it */
 	return elv_dispatch_out(q, elv_pick(q, now, flags), now, out);
@@ -931,8 +910,6 @@ int elv_requeue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 		q->policy->requeue(q, rq, now);
 	rq->state = ELV_RQ_REQUEUED;
 	elv_list_add_head(&q->requeue, &rq->fifo);
-	/* From the device to the requeue list: as many past the stages as before, so the gate
-	 * (ELV_GATE_STAGED_FULL) stands. */
 	q->nr_requeued++;
 	elv_trace(q, ELV_TRACE_REQUEUE, rq, NULL, 0, now);
 	return 0;
@@ -1018,9 +995,6 @@ int elv_cancel(struct elv_queue *q, struct elv_request *rq)
 		return ELV_EINVAL;
 	elv_unlink_pending(q, rq);
 	elv_cancelled(q, rq);
-#if !defined(ELV_NO_STAGES)
-	elv_stage_settle(q); /* one held or past the stages fewer: a full stage may have room */
-#endif
 	return 0;
 #endif
 }
@@ -1089,7 +1063,6 @@ int elv_drain(struct elv_queue *q, elv_drain_fn fn, void *arg)
 		elv_list_init(&staged);
 		q->stage_vt->take_all(q, &staged);
 		n += elv_drain_list(q, &staged, fn, arg, 0);
-		elv_stage_settle(q); /* nothing held any more */
 	}
 	if (q->idling)
 		elv_idle_stop(q, q->now);
@@ -1139,8 +1112,6 @@ int elv_switch(struct elv_queue *q, const struct elv_policy *p, uint64_t now)
 		elv_list_del(&rq->fifo);
 		elv_policy_add(q, rq, now);
 	}
-	/* As many requests past the stages as before, and the stages untouched: the gate
-	 * (ELV_GATE_STAGED_FULL included) stands. */
 	return 0;
 #endif
 }

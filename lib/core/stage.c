@@ -23,10 +23,7 @@
  *   so they find the staged paths through that test, and a queue without stages runs the
  *   same instructions as before stages existed. While no stage holds a request or has a
  *   dispatched or completed hook, dispatch and complete keep their plain paths
- *   (ELV_GATE_STAGED_ADD, elv_internal.h); while the single stage holds requests but has no
- *   room by its bound and no dispatched hook, dispatch keeps its plain path
- *   (ELV_GATE_STAGED_FULL): the stage could release nothing there. A stage changes its bound
- *   only through elv_stage_bound(), which moves the gate with it. The core reaches this file only through
+ *   (ELV_GATE_STAGED_ADD, elv_internal.h). The core reaches this file only through
  *   q->stage_vt, set by elv_stage_attach(): a firmware that attaches no stage links none of
  *   it. With a single stage, speed builds of queue.c call its hooks themselves: admit from
  *   elv_add() when it has no validate hook (q->stage_one), release from the pump
@@ -137,9 +134,9 @@ int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_
 	if (ops->dispatched || ops->completed)
 		q->stage_hear |= (uint8_t)(1u << slot);
 	q->stage_vt = &elv_stage_vt;
+	q->gate = elv_stage_gate(q); /* the entry points now take their staged paths */
 	q->stage_one = elv_stage_one(q);
 	q->stage_sole = elv_stage_sole(q);
-	q->gate = elv_stage_gate(q); /* the entry points now take their staged paths */
 	elv_merge_veto_update(q);
 	return 0;
 }
@@ -159,25 +156,11 @@ int elv_stage_detach(struct elv_queue *q, unsigned slot)
 	q->stage[slot].full_out = 0;
 	q->stages &= (uint8_t)~(1u << slot);
 	q->stage_hear &= (uint8_t)~(1u << slot);
+	q->gate = q->stages ? elv_stage_gate(q) : ELV_GATE_OPEN;
 	q->stage_one = elv_stage_one(q);
 	q->stage_sole = elv_stage_sole(q);
-	/* The stage left may now be the single one, full: the gate follows what is left. */
-	q->gate = q->stages ? elv_stage_gate(q) : ELV_GATE_OPEN;
 	elv_merge_veto_update(q);
 	return 0;
-}
-
-/*
- * The bound is one of the things the gate depends on (ELV_GATE_STAGED_FULL): a stage sets it
- * through here, never by hand, so that a raised bound lets the next dispatch release again and
- * a lowered one spares it the staged path. A stage may call it from its hooks: the core sets
- * the gate again once a hook has run.
- */
-void elv_stage_bound(struct elv_queue *q, unsigned slot, uint32_t n)
-{
-	q->stage[slot].full_out = n;
-	if (q->gate <= ELV_GATE_STAGED) /* not inside a callback */
-		elv_stage_settle(q);
 }
 
 void elv_stage_set_fail(struct elv_queue *q, void (*fn)(void *, struct elv_request *, int),
@@ -472,11 +455,7 @@ static int elv_stages_add(struct elv_queue *q, struct elv_request *rq, uint64_t 
 		return r;
 	}
 	elv_add_accept(q, rq, now);
-	if (r == ELV_STAGE_HELD)
-		return 0; /* elv_stage_took() set the gate */
-	r = elv_stage_enqueue(q, rq, now);
-	elv_stage_settle(q); /* one more past the stages may fill a single stage's bound */
-	return r;
+	return r == ELV_STAGE_HELD ? 0 : elv_stage_enqueue(q, rq, now);
 }
 
 static const struct elv_stage_vt elv_stage_vt = {

@@ -328,7 +328,7 @@ static void test_bound_skips_release(void **state)
 
 	(void)state;
 	up("noop");
-	elv_stage_bound(fx.q, ELV_STAGE_QOS, 1); /* as a stage of depth 1 keeps it */
+	fx.q->stage[ELV_STAGE_QOS].full_out = 1; /* as a stage of depth 1 keeps it */
 	b = mk(1, 500, ELV_OP_READ, 0);
 	a = mk(0, 100, ELV_OP_READ, ELV_RQ_META);
 	assert_int_equal(elv_add(fx.q, b, 100), 0);
@@ -346,7 +346,7 @@ static void test_bound_skips_release(void **state)
 	assert_int_equal(fx.ts.nr_release, 1);
 	assert_int_equal(elv_complete(fx.q, a, 100 + DELAY + 4), 0);
 	/* Without a bound the stage is asked at every dispatch while it holds a request. */
-	elv_stage_bound(fx.q, ELV_STAGE_QOS, 0);
+	fx.q->stage[ELV_STAGE_QOS].full_out = 0;
 	assert_int_equal(elv_add(fx.q, mk(2, 900, ELV_OP_READ, ELV_RQ_META), 200 + DELAY), 0);
 	assert_null(disp(200 + DELAY));
 	assert_int_equal(fx.ts.nr_release, 2);
@@ -401,224 +401,15 @@ static void test_gate_follows_held(void **state)
 	assert_int_equal(fx.q->gate, ELV_GATE_STAGED_ADD);
 	assert_int_equal(elv_complete(fx.q, b, 41 + 2 * DELAY), 0);
 	assert_int_equal(elv_complete(fx.q, c, 42 + 2 * DELAY), 0);
-	/* A cancelled held request lowers the gate at once (size builds: at the next dispatch). */
+	/* A cancelled held request leaves the gate raised until the next dispatch settles it. */
 	assert_int_equal(elv_add(fx.q, mk(3, 400, ELV_OP_READ, ELV_RQ_META), 50 + 2 * DELAY), 0);
 	assert_int_equal(elv_cancel(fx.q, &fx.rq[3]), 0);
 	chk();
-#if !defined(__OPTIMIZE_SIZE__)
-	assert_int_equal(fx.q->gate, ELV_GATE_STAGED_ADD);
-#endif
 	assert_null(disp(51 + 2 * DELAY));
 	assert_int_equal(fx.q->gate, ELV_GATE_STAGED_ADD);
 	assert_int_equal(elv_stage_detach(fx.q, ELV_STAGE_QOS), 0);
 	assert_int_equal(fx.q->gate, ELV_GATE_OPEN);
 	chk();
-	assert_int_equal(elv_queue_exit(fx.q), 0);
-}
-
-/* A stage that passes every request on and holds none (the slot in front of the test stage). */
-static int p_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now)
-{
-	(void)q;
-	(void)rq;
-	(void)now;
-	return ELV_STAGE_PASS;
-}
-
-static uint64_t p_next_event(const struct elv_queue *q)
-{
-	(void)q;
-	return ELV_TIME_NEVER;
-}
-
-static struct elv_request *p_release(struct elv_queue *q, uint64_t now)
-{
-	(void)q;
-	(void)now;
-	return NULL;
-}
-
-static void p_take_all(struct elv_queue *q, struct elv_list *list)
-{
-	(void)q;
-	(void)list;
-}
-
-static int p_cancel(struct elv_queue *q, struct elv_request *rq)
-{
-	(void)q;
-	(void)rq;
-	return ELV_ENOENT;
-}
-
-static int p_check(const struct elv_queue *q)
-{
-	(void)q;
-	return 0;
-}
-
-static const struct elv_stage_ops pass_ops = {
-	.admit = p_admit,
-	.next_event = p_next_event,
-	.release = p_release,
-	.take_all = p_take_all,
-	.cancel = p_cancel,
-	.check = p_check,
-};
-
-/* Up with the test stage, without its dispatched and completed hooks, alone or behind the
- * pass-through stage, with a bound of @bound. */
-static void up_quiet(struct elv_stage_ops *quiet, int front, uint32_t bound)
-{
-	*quiet = t_ops;
-	quiet->dispatched = NULL;
-	quiet->completed = NULL;
-	assert_int_equal(elv_queue_init(&fx.q, qmem, sizeof(qmem), elv_policy_find("fcfs"), NULL),
-			 0);
-	elv_list_init(&fx.ts.held);
-	if (front)
-		assert_int_equal(elv_stage_attach(fx.q, ELV_STAGE_ZONE, &pass_ops, NULL), 0);
-	assert_int_equal(elv_stage_attach(fx.q, ELV_STAGE_QOS, quiet, &fx.ts), 0);
-	elv_stage_bound(fx.q, ELV_STAGE_QOS, bound);
-	assert_int_equal(fx.q->gate, ELV_GATE_STAGED_ADD);
-	chk();
-}
-
-static void gate_is(uint8_t gate)
-{
-	assert_int_equal(fx.q->gate, gate);
-	chk();
-}
-
-/* Size builds never take ELV_GATE_STAGED_FULL (it saves instructions, not bytes). */
-#if defined(__OPTIMIZE_SIZE__)
-#define SKIP_IN_SIZE_BUILDS() skip()
-#else
-#define SKIP_IN_SIZE_BUILDS() ((void)0)
-#endif
-
-/*
- * A single stage without a dispatched hook that holds requests and has no room by its bound
- * could release nothing at a dispatch: the gate lets dispatch take its plain path
- * (ELV_GATE_STAGED_FULL) from the held add that fills it until a completion makes room, and
- * the dispatch that asks the stage again raises it back. elv_queue_check() holds the gate to
- * exactly that after every step.
- */
-static void test_gate_full(void **state)
-{
-	struct elv_stage_ops quiet;
-	struct elv_request *a, *b, *c;
-
-	(void)state;
-	SKIP_IN_SIZE_BUILDS();
-	up_quiet(&quiet, 0, 1);
-	a = mk(0, 100, ELV_OP_READ, 0);
-	assert_int_equal(elv_add(fx.q, a, 10), 0);
-	gate_is(ELV_GATE_STAGED_ADD); /* passed: nothing held */
-	b = mk(1, 200, ELV_OP_READ, ELV_RQ_META);
-	c = mk(2, 300, ELV_OP_READ, ELV_RQ_META);
-	assert_int_equal(elv_add(fx.q, b, 20), 0);
-	gate_is(ELV_GATE_STAGED_FULL); /* a is past the stage: no room */
-	assert_int_equal(elv_add(fx.q, c, 30), 0);
-	gate_is(ELV_GATE_STAGED_FULL);
-	/* Plain dispatches: the stage is not asked, even once b's time has come. */
-	assert_ptr_equal(disp(40), a);
-	assert_null(disp(20 + DELAY));
-	assert_int_equal(fx.ts.nr_release, 0);
-	gate_is(ELV_GATE_STAGED_FULL);
-	/* b is due: the completion lets it go, which fills the room again. */
-	assert_int_equal(elv_complete(fx.q, a, 21 + DELAY), 0);
-	assert_int_equal(fx.ts.nr_release, 1);
-	gate_is(ELV_GATE_STAGED_FULL); /* b past the stage, c held */
-	assert_ptr_equal(disp(22 + DELAY), b);
-	/* A completion before c is due: room, and nothing released: dispatches ask again. */
-	assert_int_equal(elv_complete(fx.q, b, 23 + DELAY), 0);
-	gate_is(ELV_GATE_STAGED);
-	assert_null(disp(24 + DELAY));
-	assert_int_equal(fx.ts.nr_release, 3);
-	/* The dispatch that lets c go leaves nothing held. */
-	assert_ptr_equal(disp(30 + DELAY), c);
-	gate_is(ELV_GATE_STAGED_ADD);
-	assert_int_equal(elv_complete(fx.q, c, 31 + DELAY), 0);
-	gate_is(ELV_GATE_STAGED_ADD);
-	assert_int_equal(elv_stage_detach(fx.q, ELV_STAGE_QOS), 0);
-	gate_is(ELV_GATE_OPEN);
-	assert_int_equal(elv_queue_exit(fx.q), 0);
-}
-
-/* A bound of 0, a raised or a lowered bound move the gate at once. */
-static void test_gate_full_bound(void **state)
-{
-	struct elv_stage_ops quiet;
-	struct elv_request *a;
-
-	(void)state;
-	SKIP_IN_SIZE_BUILDS();
-	up_quiet(&quiet, 0, 0);
-	a = mk(0, 100, ELV_OP_READ, 0);
-	assert_int_equal(elv_add(fx.q, a, 10), 0);
-	assert_int_equal(elv_add(fx.q, mk(1, 200, ELV_OP_READ, ELV_RQ_META), 20), 0);
-	gate_is(ELV_GATE_STAGED); /* no bound: time may release */
-	fx.q->gate = ELV_GATE_STAGED_FULL; /* a gate that strays from its source is noticed */
-	assert_int_equal(elv_queue_check(fx.q), ELV_EINVAL);
-	fx.q->gate = ELV_GATE_STAGED;
-	elv_stage_bound(fx.q, ELV_STAGE_QOS, 1);
-	gate_is(ELV_GATE_STAGED_FULL);
-	fx.q->gate = ELV_GATE_STAGED;
-	assert_int_equal(elv_queue_check(fx.q), ELV_EINVAL);
-	fx.q->gate = ELV_GATE_STAGED_FULL;
-	gate_is(ELV_GATE_STAGED_FULL);
-	elv_stage_bound(fx.q, ELV_STAGE_QOS, 2);
-	gate_is(ELV_GATE_STAGED);
-	elv_stage_bound(fx.q, ELV_STAGE_QOS, 1);
-	gate_is(ELV_GATE_STAGED_FULL);
-	elv_stage_bound(fx.q, ELV_STAGE_QOS, 0);
-	gate_is(ELV_GATE_STAGED);
-	elv_stage_bound(fx.q, ELV_STAGE_QOS, 1);
-	gate_is(ELV_GATE_STAGED_FULL);
-	/* A requeue keeps as many past the stage. */
-	assert_ptr_equal(disp(30), a);
-	gate_is(ELV_GATE_STAGED_FULL);
-	assert_int_equal(elv_requeue(fx.q, a, 31), 0);
-	gate_is(ELV_GATE_STAGED_FULL);
-	/* Cancelling the requeued one makes room. */
-	assert_int_equal(elv_cancel(fx.q, a), 0);
-	gate_is(ELV_GATE_STAGED);
-	assert_int_equal(elv_cancel(fx.q, &fx.rq[1]), 0);
-	gate_is(ELV_GATE_STAGED_ADD);
-	assert_int_equal(elv_stage_detach(fx.q, ELV_STAGE_QOS), 0);
-	assert_int_equal(elv_queue_exit(fx.q), 0);
-}
-
-/* A drain, a switch and a stage detached in front: the gate follows. */
-static void test_gate_full_drain_detach(void **state)
-{
-	struct elv_stage_ops quiet;
-
-	(void)state;
-	SKIP_IN_SIZE_BUILDS();
-	up_quiet(&quiet, 0, 1);
-	assert_int_equal(elv_add(fx.q, mk(0, 100, ELV_OP_READ, 0), 10), 0);
-	assert_int_equal(elv_add(fx.q, mk(1, 200, ELV_OP_READ, ELV_RQ_META), 20), 0);
-	gate_is(ELV_GATE_STAGED_FULL);
-	assert_int_equal(elv_switch(fx.q, elv_policy_find("deadline"), 25), 0);
-	gate_is(ELV_GATE_STAGED_FULL);
-	assert_int_equal(elv_drain(fx.q, on_drain, NULL), 2);
-	gate_is(ELV_GATE_STAGED_ADD);
-	assert_int_equal(elv_stage_detach(fx.q, ELV_STAGE_QOS), 0);
-	assert_int_equal(elv_queue_exit(fx.q), 0);
-	/* Two stages: not the single one, so the gate stays STAGED until the front one goes. */
-	memset(&fx.ts, 0, sizeof(fx.ts));
-	up_quiet(&quiet, 1, 1);
-	assert_int_equal(elv_add(fx.q, mk(0, 100, ELV_OP_READ, 0), 10), 0);
-	assert_int_equal(elv_add(fx.q, mk(1, 200, ELV_OP_READ, ELV_RQ_META), 20), 0);
-	gate_is(ELV_GATE_STAGED);
-	assert_int_equal(elv_stage_detach(fx.q, ELV_STAGE_ZONE), 0);
-	gate_is(ELV_GATE_STAGED_FULL);
-	assert_int_equal(elv_drain(fx.q, on_drain, NULL), 2);
-	gate_is(ELV_GATE_STAGED_ADD);
-	assert_int_equal(elv_stage_detach(fx.q, ELV_STAGE_QOS), 0);
-	gate_is(ELV_GATE_OPEN);
 	assert_int_equal(elv_queue_exit(fx.q), 0);
 }
 
@@ -888,9 +679,6 @@ int main(void)
 		cmocka_unit_test_setup(test_hold_and_release, setup),
 		cmocka_unit_test_setup(test_bound_skips_release, setup),
 		cmocka_unit_test_setup(test_gate_follows_held, setup),
-		cmocka_unit_test_setup(test_gate_full, setup),
-		cmocka_unit_test_setup(test_gate_full_bound, setup),
-		cmocka_unit_test_setup(test_gate_full_drain_detach, setup),
 		cmocka_unit_test_setup(test_refusal_changes_nothing, setup),
 		cmocka_unit_test_setup(test_cancel, setup),
 		cmocka_unit_test_setup(test_drain_order, setup),

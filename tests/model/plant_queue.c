@@ -6,9 +6,7 @@
  *   3  the stages are told every completion succeeded: a failed write never reaches the
  *      zone stage;
  *   4  after a staged dispatch or completion the gate is lowered even while a stage holds
- *      requests: later dispatches and completions take the plain paths and release nothing;
- *   5  a completion leaves the gate at ELV_GATE_STAGED_FULL although it made room: later
- *      dispatches take the plain path and the full stage releases nothing there.
+ *      requests: later dispatches and completions take the plain paths and release nothing.
  * The library sources are not modified: the bugs are macros around an #include.
  */
 #include "elv_internal.h"
@@ -29,7 +27,6 @@ void plant_core_bug(int bug)
 	elv_stages_completed(q, rq, plant_bug == 3 && (status) < 0 ? 0 : (status), now)
 #define elv_gate_settle(q)                                                               \
 	(plant_bug == 4 && (q)->gate == ELV_GATE_STAGED ? (void)((q)->gate = ELV_GATE_STAGED_ADD) \
-	 : plant_bug == 5 && (q)->gate == ELV_GATE_STAGED_FULL ? (void)0                          \
 							 : (elv_gate_settle)(q))
 #include "queue.c"
 #undef elv_stats
