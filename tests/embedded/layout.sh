@@ -2,7 +2,9 @@
 # No configuration option may change the layout of a public struct: compile
 # tests/embedded/layout/layout.c (sizes and offsets of every public struct) under each option
 # and compare the generated constants with the default build, for Cortex-M3, the host, armhf
-# and s390x. A missing compiler fails the check (tools/ci/deps.sh installs all four).
+# and s390x. A missing compiler fails the check (tools/ci/deps.sh installs all four). Cortex-M3
+# takes its C headers from picolibc (--specs=picolibc.specs, as options.sh does): the public
+# headers include <assert.h>, and picolibc is the C library tools/ci/packages/embedded.txt names.
 #
 #   tests/embedded/layout.sh
 set -eu
@@ -53,7 +55,7 @@ check() { # check NAME CC [FLAGS...]
 	echo "layout: $name: $n sizes and offsets identical under every option"
 }
 
-check cortex-m3 arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -ffreestanding
+check cortex-m3 arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -ffreestanding --specs=picolibc.specs
 check host "${CC:-cc}"
 check armhf arm-linux-gnueabihf-gcc
 check s390x s390x-linux-gnu-gcc
