@@ -7,6 +7,24 @@ ELV_CI_DIR="${ELV_CI_DIR:-$ELV_ROOT/build-ci}"
 ELV_JOBS=${ELV_JOBS:-2}
 mkdir -p "$ELV_CI_DIR"
 
+# Compilers through ccache (tools/ci/packages/ccache.txt) when it is installed: stages and steps
+# compile the same source with the same flags (the Release library in stages 10, 50, 52, 55, 60
+# and 89, the RelWithDebInfo one in 65, 86 and 87; a library file an option leaves untouched in
+# each of the 40 builds of tests/embedded/options.sh and the 21 of tools/size-table.sh). The
+# cache lives in the CI directory, so a run starts empty and can only reuse what it compiled
+# itself; ccache hashes the preprocessed source and every flag, so a hit is the object the
+# compiler would produce. Paths are absolute in every compile line (CMake's, the embedded
+# scripts'), so the working directory, which only names the debug info's compilation
+# directory, is left out of the hash (hash_dir), and trees share debug builds too. A stage
+# whose flags no other uses sets ELV_NO_CCACHE: a miss costs a preprocessor run more.
+if [ -z "${ELV_NO_CCACHE:-}" ] && command -v ccache >/dev/null && [ -d /usr/lib/ccache ]; then
+	case ":$PATH:" in
+	*:/usr/lib/ccache:*) ;;
+	*) export PATH="/usr/lib/ccache:$PATH" ;;
+	esac
+	export CCACHE_DIR="$ELV_CI_DIR/ccache" CCACHE_NOHASHDIR=1 CCACHE_NOCOMPRESS=1
+fi
+
 # fail MESSAGE...: the stage fails with MESSAGE, in one line.
 fail() {
 	echo "FAIL: $*" >&2

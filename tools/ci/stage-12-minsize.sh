@@ -3,6 +3,8 @@
 # The library picks other code paths under __OPTIMIZE_SIZE__ (shared out-of-line helpers
 # instead of inline fast paths); Cortex-M3 firmware runs those, and this stage runs them on
 # the host too, with assertions on (no NDEBUG), as tests/embedded/run.sh builds them.
+# No other stage compiles with these flags: the compiler cache would only add its own cost.
+ELV_NO_CCACHE=1
 source "$(dirname "$0")/common.sh"
 ci_configure minsize -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=MinSizeRel \
 	-DCMAKE_C_FLAGS_MINSIZEREL=-Os -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # The whole suite under valgrind memcheck: any error or definite/indirect leak fails.
+# No other stage compiles with these flags: the compiler cache would only add its own cost.
+ELV_NO_CCACHE=1
 source "$(dirname "$0")/common.sh"
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
 # -O1 keeps valgrind reports exact enough and runs the suite about three times faster than -O0.

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # AddressSanitizer + UndefinedBehaviorSanitizer, no recovery: the suite and the examples.
+# No other stage compiles with these flags: the compiler cache would only add its own cost.
+ELV_NO_CCACHE=1
 source "$(dirname "$0")/common.sh"
 ci_configure sanitize -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DELV_SANITIZE=ON \
 	-DELV_BUILD_TOOLS=OFF

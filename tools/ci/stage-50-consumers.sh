@@ -11,7 +11,8 @@ prefix="$base/opt/libelevator"
 rm -rf "$base" "$ELV_CI_DIR"/consumer-*
 
 # The configured prefix stays the default (/usr/local): the install picks another one.
-ci_configure install -DCMAKE_BUILD_TYPE=Release -DELV_BUILD_TESTS=OFF \
+# gcc by name, as stage 10 builds Release: the compiler cache then holds these objects.
+ci_configure install -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Release -DELV_BUILD_TESTS=OFF \
 	-DELV_BUILD_EXAMPLES=OFF -DELV_BUILD_TOOLS=ON -DELV_BUILD_SIM=ON
 configured=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$ELV_CI_DIR/install/CMakeCache.txt")
 ci_build install

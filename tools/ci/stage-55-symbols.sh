@@ -7,7 +7,8 @@
 # baseline by stage-56-abi.sh.
 source "$(dirname "$0")/common.sh"
 source tools/abi/abi-lib.sh
-ci_configure symbols -DCMAKE_BUILD_TYPE=Release \
+# gcc by name, as stage 10 builds Release: the compiler cache then holds these objects.
+ci_configure symbols -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Release \
 	-DELV_BUILD_TESTS=OFF -DELV_BUILD_EXAMPLES=OFF -DELV_BUILD_TOOLS=OFF
 ci_build symbols --target elevator
 so=$(find "$ELV_CI_DIR/symbols" -maxdepth 1 -type f -name 'libelevator.so.*' | head -n1)
