@@ -228,7 +228,7 @@ static ELV_QOS_APART int elv_qos_hold_first(struct elv_qclient *h, struct elv_qc
 	if (t->nr_wait[dir]++ == 0) {
 		elv_list_add_tail(&qs->wait[dir], &t->wait[dir]);
 		t->ready[dir] = now + w;
-		t->route = ELV_QOS_ROUTE_ANY; /* something waits under it */
+		elv_qos_reroute(qs, t); /* something waits under it */
 	}
 	/* Only a top's ready time that came or moved sooner can be the new first. */
 	if (!qs->nr_held++ || elv_time_before(t->ready[dir], qs->first))
@@ -405,7 +405,7 @@ static ELV_SPEED_INLINE struct elv_request *elv_qos_try(struct elv_qclient *t, i
 	if (--t->nr_wait[dir] == 0)
 		elv_qos_top_leaves(t, dir);
 	else
-		t->ready[dir] = now + w; /* now when the other direction is due */
+		t->ready[dir] = now + w; /* w 0 without next: it tries again now */
 	*mp = t->has_mc ? t : NULL;
 	return rq;
 }

@@ -716,9 +716,6 @@ static ELV_SPEED_INLINE uint64_t elv_thr_wait_in(struct elv_thr *th, int dir, ui
 		return 0;
 	if (th->mode == ELV_THROTTLE_IOMAX)
 		return elv_iomax_wait(th, dir, bytes, now, queued);
-	/* A request tried when its wait is over mostly finds every level calm. */
-	if (elv_thr_calm(th, now))
-		return 0;
 	for (i = 0; i < th->nr_dir[dir]; i++) {
 		const struct elv_thr_bucket *b = elv_thr_bucket_at(th, th->dir_off[dir][i]);
 
@@ -756,7 +753,8 @@ static ELV_SPEED_INLINE void elv_thr_charge_in(struct elv_thr *th, int dir, uint
 	elv_thr_fill(th, dir, s, now, 1);
 }
 
-uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued)
+uint64_t elv_thr_wait_any(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now,
+			  int queued)
 {
 	return elv_thr_wait_in(th, dir, bytes, now, queued);
 }
