@@ -811,7 +811,9 @@ uint64_t elv_thr_charge_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64
 
 	/* Leaky buckets judge a request before they count it, whatever its size: @next matters
 	 * to io.max alone. A request that may go finds every level within its allowance, from
-	 * where a kept size's costs stay within the horizon: no clip. */
+	 * where a kept size's costs stay within the horizon: no clip. (A leaky wait has no side
+	 * effect, so the assertion may ask it.) */
+	ELV_ASSERT(!th->leaky || !elv_thr_wait_in(th, dir, bytes, now, 1));
 	if (th->leaky && (s = elv_thr_slot(th, bytes)) >= 0)
 		return elv_thr_fill_wait(th, dir, s, now, 0);
 	return elv_thr_charge_wait_any(th, dir, bytes, next, now);
