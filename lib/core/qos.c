@@ -46,10 +46,10 @@ struct elv_qclient {
 	void *owner;             /* the stream or group */
 	uint8_t group;           /* owner is a group */
 	uint8_t has_thr, has_mc;
-	/* A request of its own stream goes straight to its mClock settings: it has them, no
-	 * throttle, no request waiting under it, and the queue refuses none at the limit
-	 * (kept by elv_qos_route_mc() as those change). */
-	uint8_t mc_only;
+	/* Where a request of its own stream goes first (enum elv_qos_route), so that
+	 * elv_qos_admit() tells the usual cases apart in one test. Kept by elv_qos_reroute()
+	 * as the things it depends on change. */
+	uint8_t route;
 	uint32_t nr_hold[2];     /* as holder: requests in held[d] */
 	uint32_t nr_wait[2];     /* as top: requests waiting under it in direction d */
 	struct elv_list held[2]; /* as holder: throttled requests in arrival order */
@@ -66,6 +66,8 @@ struct elv_qclient {
 _Static_assert(sizeof(struct elv_qstate) <= sizeof(struct elv_qos), "struct elv_qos too small");
 _Static_assert(sizeof(struct elv_qclient) <= sizeof(struct elv_qos_client),
 	       "struct elv_qos_client too small");
+/* elv_qos_admit_bucket() ends with the meter's charge, whose 0 is the stage's pass. */
+_Static_assert(ELV_STAGE_PASS == 0, "ELV_STAGE_PASS is not 0");
 
 #define ELV_QOS_DEPTH_MAX 65536u
 #define ELV_QOS_SLICE_MAX (10u * ELV_NSEC_PER_SEC)
@@ -108,16 +110,32 @@ static struct elv_qclient *elv_qos_mclient(struct elv_qclient *cs, struct elv_qc
 	return cg && cg->has_mc ? cg : NULL;
 }
 
-/* Work out c->mc_only again, after one of the things it depends on changed. */
-static uint8_t elv_qos_mc_only(const struct elv_qstate *qs, const struct elv_qclient *c)
+/* The routes of a request of a stream whose own client is its only one (elv_qclient.route).
+ * Each but the last needs nothing waiting under the client, in either direction. */
+enum elv_qos_route {
+	ELV_QOS_ROUTE_NONE,   /* no settings: it passes */
+	ELV_QOS_ROUTE_BUCKET, /* leaky-bucket throttle, no mClock: the meter alone */
+	ELV_QOS_ROUTE_MC,     /* mClock, no throttle, none refused at the limit: mClock alone */
+	ELV_QOS_ROUTE_ANY     /* anything else: every rule in turn */
+};
+
+/* The route of a request of client @c's own stream (enum elv_qos_route). */
+static uint8_t elv_qos_route_of(const struct elv_qstate *qs, const struct elv_qclient *c)
 {
-	return c->has_mc && !c->has_thr && !(c->nr_wait[0] | c->nr_wait[1]) &&
-	       qs->mc.at_limit != ELV_QOS_AT_LIMIT_REJECT;
+	if (c->nr_wait[0] | c->nr_wait[1])
+		return ELV_QOS_ROUTE_ANY;
+	if (c->has_mc)
+		return !c->has_thr && qs->mc.at_limit != ELV_QOS_AT_LIMIT_REJECT ? ELV_QOS_ROUTE_MC
+										 : ELV_QOS_ROUTE_ANY;
+	if (!c->has_thr)
+		return ELV_QOS_ROUTE_NONE;
+	return c->thr.leaky ? ELV_QOS_ROUTE_BUCKET : ELV_QOS_ROUTE_ANY;
 }
 
-static void elv_qos_route_mc(const struct elv_qstate *qs, struct elv_qclient *c)
+/* Work out c->route again, after one of the things it depends on changed. */
+static void elv_qos_reroute(const struct elv_qstate *qs, struct elv_qclient *c)
 {
-	c->mc_only = elv_qos_mc_only(qs, c);
+	c->route = elv_qos_route_of(qs, c);
 }
 
 /* Does the stage deal with @rq at all? Flushes and anonymous requests pass untouched. */
@@ -154,14 +172,21 @@ static uint64_t elv_qos_thr_wait(struct elv_qclient *cs, struct elv_qclient *cg,
 	return w;
 }
 
+/* @rq passes the throttle of @c: its counters (@waited: it was held). */
+static ELV_SPEED_INLINE void elv_qos_thr_stats(struct elv_qclient *c, const struct elv_request *rq,
+					       int waited)
+{
+	c->st.admitted++;
+	c->st.throttled += (uint64_t)waited;
+	c->st.bytes += (uint64_t)rq->nr_sectors << 9;
+}
+
 /* @rq passes the throttle of @c (which has one) at @now: count it. */
 static ELV_SPEED_INLINE void elv_qos_thr_count(struct elv_qclient *c, const struct elv_request *rq,
 					       int dir, uint64_t now, int waited)
 {
 	elv_thr_charge(&c->thr, dir, elv_qos_bytes(&c->thr, rq), now);
-	c->st.admitted++;
-	c->st.throttled += (uint64_t)waited;
-	c->st.bytes += (uint64_t)rq->nr_sectors << 9;
+	elv_qos_thr_stats(c, rq, waited);
 }
 
 /* @rq passes the throttles of @cs and @cg at @now: count it in both. */
@@ -203,7 +228,7 @@ static ELV_QOS_APART int elv_qos_hold_first(struct elv_qclient *h, struct elv_qc
 	if (t->nr_wait[dir]++ == 0) {
 		elv_list_add_tail(&qs->wait[dir], &t->wait[dir]);
 		t->ready[dir] = now + w;
-		t->mc_only = 0;
+		elv_qos_reroute(qs, t); /* something waits under it */
 	}
 	/* Only a top's ready time that came or moved sooner can be the new first. */
 	if (!qs->nr_held++ || elv_time_before(t->ready[dir], qs->first))
@@ -235,7 +260,7 @@ static int elv_qos_hold(struct elv_qstate *qs, struct elv_qclient *h, struct elv
 static void elv_qos_top_leaves(struct elv_qclient *t, int dir)
 {
 	elv_list_del(&t->wait[dir]);
-	elv_qos_route_mc(t->qs, t);
+	elv_qos_reroute(t->qs, t);
 }
 
 /* @rq leaves holder @h's FIFO under top @t (released or cancelled). */
@@ -349,7 +374,7 @@ static ELV_SPEED_INLINE uint64_t elv_qos_wait_own(struct elv_qclient *t,
 static ELV_SPEED_INLINE struct elv_request *elv_qos_try(struct elv_qclient *t, int dir,
 							 uint64_t now, struct elv_qclient **mp)
 {
-	struct elv_request *rq;
+	struct elv_request *rq, *next;
 	uint64_t w;
 
 	if (t->group)
@@ -360,18 +385,27 @@ static ELV_SPEED_INLINE struct elv_request *elv_qos_try(struct elv_qclient *t, i
 		t->ready[dir] = now + w;
 		return NULL;
 	}
-	if (t->has_thr)
-		elv_qos_thr_count(t, rq, dir, now, 1);
+	/* The request behind it, whose wait gives the top's ready time (none to work out when
+	 * it is the last, or when the other direction is due). */
+	next = t->nr_wait[dir] > 1 && !elv_qos_other_due(t, dir, now)
+		       ? elv_list_rq(rq->fifo.next)
+		       : NULL;
+	if (t->has_thr) {
+		/* Charged and the next one's wait worked out in one meter call. */
+		if (next)
+			w = elv_thr_charge_wait(&t->thr, dir, elv_qos_bytes(&t->thr, rq),
+						elv_qos_bytes(&t->thr, next), now);
+		else
+			elv_thr_charge(&t->thr, dir, elv_qos_bytes(&t->thr, rq), now);
+		elv_qos_thr_stats(t, rq, 1);
+	}
 	/* elv_qos_unhold() for a top that holds its own requests only. */
 	elv_list_del(&rq->fifo);
 	t->nr_hold[dir]--;
 	if (--t->nr_wait[dir] == 0)
 		elv_qos_top_leaves(t, dir);
-	else if (elv_qos_other_due(t, dir, now))
-		t->ready[dir] = now;
 	else
-		t->ready[dir] =
-			now + elv_qos_wait_own(t, elv_list_first_rq(&t->held[dir]), dir, now);
+		t->ready[dir] = now + w; /* w 0 without next: it tries again now */
 	*mp = t->has_mc ? t : NULL;
 	return rq;
 }
@@ -532,9 +566,25 @@ static ELV_QOS_APART int elv_qos_admit_own_thr(struct elv_qclient *cs, struct el
 
 	if (w)
 		return elv_qos_hold_own(cs, rq, now, w);
-	cs->st.admitted++;
-	cs->st.bytes += (uint64_t)rq->nr_sectors << 9;
+	elv_qos_thr_stats(cs, rq, 0);
 	return ELV_STAGE_PASS;
+}
+
+/*
+ * elv_qos_admit() for a request on ELV_QOS_ROUTE_BUCKET: while every level is calm it goes,
+ * counted first so that the meter's charge ends the path (ELV_STAGE_PASS is the meter's
+ * 0); else elv_qos_admit_own_thr() asks the meter how long it waits.
+ */
+static ELV_SPEED_INLINE int elv_qos_admit_bucket(struct elv_qclient *cs, struct elv_request *rq,
+						 uint64_t now)
+{
+	int dir = elv_rq_dir(rq);
+
+	if (ELV_LIKELY(elv_thr_calm(&cs->thr, now))) {
+		elv_qos_thr_stats(cs, rq, 0);
+		return elv_thr_charge_calm(&cs->thr, dir, elv_qos_bytes(&cs->thr, rq), now);
+	}
+	return elv_qos_admit_own_thr(cs, rq, dir, now);
 }
 
 /*
@@ -627,11 +677,9 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 	cs = elv_qc(s->qos);
 	if (!cs)
 		return ELV_STAGE_PASS;
-	/* The usual case: the stream's own client alone. Every branch but the plain pass is a
-	 * tail call, so the pass saves no registers. */
-	if (!cs->has_mc)
-		return elv_qos_own_thr(cs, rq, rq->op != ELV_OP_READ, now);
-	if (ELV_LIKELY(cs->mc_only)) {
+	/* The usual cases: the stream's own client alone, its route set. Every branch but the
+	 * plain pass is a tail call, so the pass saves no registers. */
+	if (cs->route == ELV_QOS_ROUTE_MC) {
 		struct elv_qstate *qs = cs->qs;
 
 		/* Behind requests mClock holds already, it waits with them. */
@@ -639,6 +687,12 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 			return elv_mc_add(&qs->mc, &cs->mc, rq, now);
 		return elv_qos_enter_mc(qs, cs, rq, now);
 	}
+	if (cs->route == ELV_QOS_ROUTE_BUCKET)
+		return elv_qos_admit_bucket(cs, rq, now);
+	if (cs->route == ELV_QOS_ROUTE_NONE)
+		return ELV_STAGE_PASS;
+	if (!cs->has_mc)
+		return elv_qos_own_thr(cs, rq, rq->op != ELV_OP_READ, now);
 	return elv_qos_admit_own_mc(q, cs, rq, rq->op != ELV_OP_READ, now);
 }
 
@@ -831,7 +885,7 @@ static void elv_qos_reset_client(struct elv_qclient *c)
 		elv_list_init(&c->mc.active);
 		c->mc.nr = 0;
 	}
-	elv_qos_route_mc(c->qs, c);
+	elv_qos_reroute(c->qs, c);
 }
 
 static void elv_qos_take_all(struct elv_queue *q, struct elv_list *list)
@@ -898,7 +952,7 @@ static int elv_qos_check_client(const struct elv_queue *q, const struct elv_qcli
 	int dir;
 
 	if (c->qs != elv_qs(q) || elv_thr_check(&c->thr) ||
-	    c->mc_only != elv_qos_mc_only(c->qs, c))
+	    c->route != elv_qos_route_of(c->qs, c))
 		return ELV_EINVAL;
 	if (c->has_mc && elv_qos_check_fifo(q, &c->mc.fifo, -1, c->mc.nr))
 		return ELV_EINVAL;
@@ -1006,7 +1060,7 @@ static void elv_qos_use(struct elv_queue *q, struct elv_qstate *qs,
 	for (c = elv_qos_next_client(q, NULL); c; c = elv_qos_next_client(q, c)) {
 		c->thr.slice = qs->slice;
 		c->thr.tick = qs->tick;
-		elv_qos_route_mc(qs, c); /* at_limit */
+		elv_qos_reroute(qs, c); /* at_limit */
 	}
 	elv_qos_bound(qs);
 }
@@ -1266,7 +1320,7 @@ int elv_qos_set_throttle(struct elv_queue *q, struct elv_qos_client *cl,
 	queued[1] = c->nr_hold[1] + c->nr_wait[1];
 	elv_thr_apply(&c->thr, t, now, queued, qs->slice, qs->tick);
 	c->has_thr = c->thr.on;
-	elv_qos_route_mc(qs, c);
+	elv_qos_reroute(qs, c);
 	if (t)
 		c->thr_set = *t;
 	else
@@ -1314,7 +1368,7 @@ int elv_qos_set_mclock(struct elv_queue *q, struct elv_qos_client *cl,
 		elv_mc_client_join(&qs->mc, &c->mc, m, now);
 		c->has_mc = 1;
 	}
-	elv_qos_route_mc(qs, c);
+	elv_qos_reroute(qs, c);
 	if (m)
 		c->mc_set = *m;
 	else

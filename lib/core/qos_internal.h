@@ -102,11 +102,43 @@ int elv_thr_validate(const struct elv_throttle_settings *t);
  * the credit of the old limits over when some are). @t NULL: no limits. */
 void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, uint64_t now,
 		   const uint32_t queued[2], uint64_t slice, uint64_t tick);
-/* How long a request of @bytes in direction @dir must wait at @now (0: it may go). @queued:
- * this client has requests waiting in @dir (io.max starts no new slice then). */
-uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued);
+
+/*
+ * Leaky buckets (th->leaky): is every level below its allowance at @now (calm_from passed)?
+ * Then a request of any size may go at once. Inline, so that the stage's usual paths test
+ * it and reach the meter in one jump, or not at all.
+ */
+static inline int elv_thr_calm(const struct elv_thr *th, uint64_t now)
+{
+	return elv_time_before(th->calm_from, now);
+}
+
+/* elv_thr_wait() without its inline answer for calm levels. */
+uint64_t elv_thr_wait_any(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued);
+
+/*
+ * How long a request of @bytes in direction @dir must wait at @now (0: it may go). @queued:
+ * this client has requests waiting in @dir (io.max starts no new slice then). A request
+ * tried when its wait is over mostly finds every level calm: answered here, without a call.
+ */
+static inline uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now,
+				    int queued)
+{
+	if (th->leaky && elv_thr_calm(th, now))
+		return 0;
+	return elv_thr_wait_any(th, dir, bytes, now, queued);
+}
+
 /* Count a request that goes at @now. */
 void elv_thr_charge(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now);
+/* elv_thr_charge() of a request that goes at @now while elv_thr_calm(): returns 0 (its
+ * wait, and ELV_STAGE_PASS), so that a caller may end with the call. */
+int elv_thr_charge_calm(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now);
+/* elv_thr_charge() of a request of @bytes that may go at @now (elv_thr_wait() found 0) as
+ * it leaves the head of its FIFO, then elv_thr_wait() of the one of @next bytes behind it
+ * (queued): the same results, in one walk through the levels. */
+uint64_t elv_thr_charge_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t next,
+			     uint64_t now);
 /* elv_thr_wait() with nothing waiting, then elv_thr_charge() when the wait is 0. */
 uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now);
 /* Internal consistency for elv_queue_check(): 0 or ELV_EINVAL. */

@@ -358,7 +358,7 @@ void elv_thr_apply(struct elv_thr *th, const struct elv_throttle_settings *t, ui
 /* ---- leaky bucket -------------------------------------------------------------------- */
 
 /* Time level @lv must drain at @now to hold at most its allowance: ceil. */
-static uint64_t elv_level_wait(const struct elv_thr_level *lv, uint64_t now)
+static ELV_SPEED_INLINE uint64_t elv_level_wait(const struct elv_thr_level *lv, uint64_t now)
 {
 	uint64_t lvl;
 
@@ -370,14 +370,18 @@ static uint64_t elv_level_wait(const struct elv_thr_level *lv, uint64_t now)
 	return lvl - lv->allow + (lv->frac != 0);
 }
 
-/* A bucket's wait is its average level's, or else its burst level's (QEMU's order). */
-static uint64_t elv_bucket_wait(const struct elv_thr_bucket *b, uint64_t now)
+/* A bucket's wait is its average level's, @w, or else its burst level's (QEMU's order). */
+static ELV_SPEED_INLINE uint64_t elv_bucket_wait_from(const struct elv_thr_bucket *b, uint64_t w,
+						      uint64_t now)
 {
-	uint64_t w = elv_level_wait(&b->lv[0], now);
-
 	if (!w && b->lv[1].den)
 		w = elv_level_wait(&b->lv[1], now);
 	return w;
+}
+
+static uint64_t elv_bucket_wait(const struct elv_thr_bucket *b, uint64_t now)
+{
+	return elv_bucket_wait_from(b, elv_level_wait(&b->lv[0], now), now);
 }
 
 /*
@@ -749,7 +753,8 @@ static ELV_SPEED_INLINE void elv_thr_charge_in(struct elv_thr *th, int dir, uint
 	elv_thr_fill(th, dir, s, now, 1);
 }
 
-uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now, int queued)
+uint64_t elv_thr_wait_any(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now,
+			  int queued)
 {
 	return elv_thr_wait_in(th, dir, bytes, now, queued);
 }
@@ -757,6 +762,61 @@ uint64_t elv_thr_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now,
 void elv_thr_charge(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
 {
 	elv_thr_charge_in(th, dir, bytes, now);
+}
+
+/*
+ * elv_thr_fill() of slot @s, then elv_thr_wait() of direction @dir at @now, in one walk
+ * through its buckets: each bucket's levels (those elv_thr_fill() takes from lv_off[dir]),
+ * filled, then judged by the values just stored. @clip as for elv_level_fill().
+ */
+static ELV_SPEED_INLINE uint64_t elv_thr_fill_wait(struct elv_thr *th, int dir, int s,
+						   uint64_t now, int clip)
+{
+	const uint16_t *off = th->dir_off[dir], *end = off + th->nr_dir[dir];
+	uint64_t calm_from = th->calm_from, w = 0, x;
+
+	for (; off != end; off++) {
+		struct elv_thr_bucket *b = elv_thr_bucket_at(th, *off);
+
+		elv_level_fill(&b->lv[0], &b->lv[0].c[s], now, clip);
+		calm_from = elv_calm_after(calm_from, b->lv[0].tat - b->lv[0].allow);
+		x = elv_level_wait(&b->lv[0], now);
+		if (b->lv[1].den) {
+			elv_level_fill(&b->lv[1], &b->lv[1].c[s], now, clip);
+			calm_from = elv_calm_after(calm_from, b->lv[1].tat - b->lv[1].allow);
+		}
+		x = elv_bucket_wait_from(b, x, now);
+		if (x > w)
+			w = x;
+	}
+	th->calm_from = calm_from;
+	return w;
+}
+
+/* elv_thr_charge_wait() for what its usual path leaves: a leaky-bucket size not kept (its
+ * costs worked out, filled clipped), or io.max. */
+static ELV_QOS_APART uint64_t elv_thr_charge_wait_any(struct elv_thr *th, int dir,
+						      uint64_t bytes, uint64_t next, uint64_t now)
+{
+	if (th->leaky)
+		return elv_thr_fill_wait(th, dir, elv_thr_resize(th, dir, bytes), now, 1);
+	elv_thr_charge_in(th, dir, bytes, now);
+	return elv_thr_wait_in(th, dir, next, now, 1);
+}
+
+uint64_t elv_thr_charge_wait(struct elv_thr *th, int dir, uint64_t bytes, uint64_t next,
+			     uint64_t now)
+{
+	int s;
+
+	/* Leaky buckets judge a request before they count it, whatever its size: @next matters
+	 * to io.max alone. A request that may go finds every level within its allowance, from
+	 * where a kept size's costs stay within the horizon: no clip. (A leaky wait has no side
+	 * effect, so the assertion may ask it.) */
+	ELV_ASSERT(!th->leaky || !elv_thr_wait_in(th, dir, bytes, now, 1));
+	if (th->leaky && (s = elv_thr_slot(th, bytes)) >= 0)
+		return elv_thr_fill_wait(th, dir, s, now, 0);
+	return elv_thr_charge_wait_any(th, dir, bytes, next, now);
 }
 
 /* elv_thr_take() in general: kept apart so that the usual case saves no registers. */
@@ -771,61 +831,54 @@ static ELV_QOS_APART uint64_t elv_thr_take_any(struct elv_thr *th, int dir, uint
 }
 
 /*
- * A request of direction @dir whose levels have costs in slot @s (which keep a level filled
- * from below its allowance within the horizon) goes at once when it finds every level empty
- * (a level holds at most its allowance at calm_from) or below its allowance: fill them and
- * say so (1); else 0.
+ * Fill the levels of direction @dir with their costs in slot @s, which keep a level filled
+ * from below its allowance within the horizon, while every level is calm (elv_thr_calm()):
+ * each is below its allowance, and every one is empty past calm_from + drain_cap.
  */
-static ELV_SPEED_INLINE int elv_thr_fill_calm(struct elv_thr *th, int dir, int s, uint64_t now)
+static ELV_SPEED_INLINE void elv_thr_fill_calm(struct elv_thr *th, int dir, int s, uint64_t now)
 {
-	if (elv_time_before(th->calm_from + th->drain_cap, now)) {
+	if (elv_time_before(th->calm_from + th->drain_cap, now))
 		elv_thr_fill_empty(th, dir, s, now);
-		return 1;
-	}
-	if (elv_time_before(th->calm_from, now)) {
+	else
 		elv_thr_fill(th, dir, s, now, 0);
-		return 1;
+}
+
+/* elv_thr_charge_calm() for a request of neither size met last: its costs in the slot of
+ * the size met longer ago, filled as usual when they fit below the horizon, else clipped.
+ * Out of line: a workload of many sizes comes here often, the usual one seldom. */
+static ELV_QOS_APART int elv_thr_charge_calm_resized(struct elv_thr *th, int dir,
+						     uint64_t bytes, uint64_t now)
+{
+	int s = elv_thr_resize_in(th, dir, bytes);
+
+	if (th->size[s])
+		elv_thr_fill_calm(th, dir, s, now);
+	else
+		elv_thr_fill(th, dir, s, now, 1);
+	return 0;
+}
+
+int elv_thr_charge_calm(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
+{
+	/* Each slot its own path, which knows where the costs lie; marking the one met last
+	 * costs less than finding which it is. */
+	if (bytes == th->size[0]) {
+		th->cur = 0;
+		elv_thr_fill_calm(th, dir, 0, now);
+	} else if (bytes == th->size[1]) {
+		th->cur = 1;
+		elv_thr_fill_calm(th, dir, 1, now);
+	} else {
+		return elv_thr_charge_calm_resized(th, dir, bytes, now);
 	}
 	return 0;
 }
 
-/* elv_thr_take() for a request of neither size met last: its costs in the slot of the size
- * met longer ago, then as usual when they fit below the horizon; unless some level may be
- * above its allowance (the request may have to wait, and elv_thr_charge() works the costs
- * out if it goes). Out of line: a workload of many sizes comes here often, the usual one
- * seldom. */
-static ELV_QOS_APART uint64_t elv_thr_take_resized(struct elv_thr *th, int dir, uint64_t bytes,
-						   uint64_t now)
-{
-	int s;
-
-	if (elv_time_before(th->calm_from, now)) {
-		s = elv_thr_resize_in(th, dir, bytes);
-		if (th->size[s] && elv_thr_fill_calm(th, dir, s, now))
-			return 0;
-	}
-	return elv_thr_take_any(th, dir, bytes, now);
-}
-
 uint64_t elv_thr_take(struct elv_thr *th, int dir, uint64_t bytes, uint64_t now)
 {
-	/* As a request nearly always finds them: leaky buckets with costs for its size, every
-	 * level calm. */
-	if (ELV_LIKELY(th->leaky)) {
-		/* Each slot its own path, which knows where the costs lie; marking the one met
-		 * last costs less than finding which it is. */
-		if (bytes == th->size[0]) {
-			th->cur = 0;
-			if (elv_thr_fill_calm(th, dir, 0, now))
-				return 0;
-		} else if (bytes == th->size[1]) {
-			th->cur = 1;
-			if (elv_thr_fill_calm(th, dir, 1, now))
-				return 0;
-		} else {
-			return elv_thr_take_resized(th, dir, bytes, now);
-		}
-	}
+	/* As a request nearly always finds them: leaky buckets, every level calm. */
+	if (ELV_LIKELY(th->leaky && elv_thr_calm(th, now)))
+		return (uint64_t)elv_thr_charge_calm(th, dir, bytes, now);
 	return elv_thr_take_any(th, dir, bytes, now);
 }
 

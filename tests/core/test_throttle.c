@@ -987,6 +987,110 @@ static void random_throttle(uint64_t *x, struct elv_throttle_settings *t)
 		t->iops_size = 4096;
 }
 
+/* Settings for test_meter_fused(): each kind of level, then random ones (valid only). */
+static void fused_settings(uint64_t *x, unsigned round, struct elv_throttle_settings *t)
+{
+	memset(t, 0, sizeof(*t));
+	switch (round) {
+	case 0: /* bytes and operations, in all */
+		set_limit(t, ELV_THROTTLE_BPS_TOTAL, 3000000, 0, 0);
+		set_limit(t, ELV_THROTTLE_IOPS_TOTAL, 70, 0, 0);
+		return;
+	case 1: /* bursts, and an operation size */
+		set_limit(t, ELV_THROTTLE_BPS_TOTAL, 3000000, 12000000, 3);
+		set_limit(t, ELV_THROTTLE_IOPS_TOTAL, 70, 700, 2);
+		t->iops_size = 4096;
+		return;
+	case 2: /* per direction */
+		set_limit(t, ELV_THROTTLE_BPS_READ, 3000000, 6000000, 2);
+		set_limit(t, ELV_THROTTLE_BPS_WRITE, 2000000, 0, 0);
+		set_limit(t, ELV_THROTTLE_IOPS_TOTAL, 90, 0, 0);
+		return;
+	case 3: /* io.max */
+		t->mode = ELV_THROTTLE_IOMAX;
+		set_limit(t, ELV_THROTTLE_BPS_READ, 3000000, 0, 0);
+		set_limit(t, ELV_THROTTLE_IOPS_WRITE, 50, 0, 0);
+		return;
+	default:
+		do
+			random_throttle(x, t);
+		while (elv_thr_validate(t) || !(t->limit[0].avg | t->limit[1].avg | t->limit[2].avg |
+						  t->limit[3].avg | t->limit[4].avg | t->limit[5].avg));
+	}
+}
+
+/*
+ * The meter's combined calls give what the separate ones give, state included: of two meters
+ * run side by side, A charges a head that may go and then asks the wait of the request
+ * behind it (elv_thr_charge(), elv_thr_wait()), B does both in elv_thr_charge_wait(); A
+ * takes an arriving request with elv_thr_take() (elv_thr_charge_calm() while the levels are
+ * calm), B with elv_thr_wait() then elv_thr_charge(). Sizes of several kinds (kept, new,
+ * above 4 GiB), both directions, the clock moved to the ready time or short of it, settings
+ * changed between, from just before the clock wraps.
+ */
+static void test_meter_fused(void **state)
+{
+	static const uint64_t sizes[] = { 512, 4096, 4096, 4096, 8192, 65536, 1u << 20,
+					  5ull << 30 };
+	static const uint32_t queued[2] = { 1, 1 };
+	struct elv_throttle_settings t;
+	uint64_t x = 0x243f6a8885a308d3ull, head[2][2], now, wa, wb;
+	struct elv_thr a, b;
+	unsigned round, i;
+	int d;
+
+	(void)state;
+	for (round = 0; round < 24; round++) {
+		now = round % 2 ? (uint64_t)-3 * QS_SEC : 1000;
+		fused_settings(&x, round, &t);
+		memset(&a, 0, sizeof(a));
+		memset(&b, 0, sizeof(b));
+		elv_thr_apply(&a, &t, now, queued, 100 * QS_MS, QS_MS);
+		elv_thr_apply(&b, &t, now, queued, 100 * QS_MS, QS_MS);
+		for (d = 0; d < 2; d++)
+			head[d][0] = head[d][1] = 4096;
+		for (i = 0; i < 4000; i++) {
+			uint64_t r = rnd(&x), size = sizes[rnd(&x) % 8];
+
+			d = (int)((r >> 8) % 2);
+			if (r % 64 == 0) {
+				/* New settings of the same kind, the levels starting over. */
+				fused_settings(&x, round < 4 ? round : 4, &t);
+				elv_thr_apply(&a, &t, now, queued, 100 * QS_MS, QS_MS);
+				elv_thr_apply(&b, &t, now, queued, 100 * QS_MS, QS_MS);
+			} else if (r % 8 == 1) {
+				/* An arrival with nothing waiting in its direction. */
+				wa = elv_thr_take(&a, d, size, now);
+				wb = elv_thr_wait(&b, d, size, now, 0);
+				if (!wb)
+					elv_thr_charge(&b, d, size, now);
+				assert_int_equal(wa, wb);
+			} else {
+				/* The head of direction d tries; if it goes, the next one's wait. */
+				wa = elv_thr_wait(&a, d, head[d][0], now, 1);
+				assert_int_equal(elv_thr_wait(&b, d, head[d][0], now, 1), wa);
+				if (!wa) {
+					elv_thr_charge(&a, d, head[d][0], now);
+					wa = elv_thr_wait(&a, d, head[d][1], now, 1);
+					wb = elv_thr_charge_wait(&b, d, head[d][0], head[d][1], now);
+					assert_int_equal(wa, wb);
+					head[d][0] = head[d][1];
+					head[d][1] = size;
+				}
+				/* To the ready time, or short of it; at most 1000 s on: differences
+				 * of times stay below 2^63 only while far less than a century passes
+				 * between two fills (ELV_THR_ALLOW_MAX in throttle.c), and waits of
+				 * these rates reach the 2^62 ns horizon. */
+				wa = r % 4 ? wa : wa / (1 + r % 5);
+				now += wa < 1000 * QS_SEC ? wa : 1000 * QS_SEC;
+			}
+			assert_memory_equal(&a, &b, sizeof(a));
+			assert_int_equal(elv_thr_check(&a), 0);
+			now += r % 3 == 0 ? rnd(&x) % (20 * QS_MS) : 0;
+		}
+	}
+}
+
 /*
  * Every call in random order on streams in and out of a group, with and without clients,
  * both throttle flavours and mClock switched on and off under way, the clock starting just
@@ -1155,6 +1259,7 @@ int main(void)
 		cmocka_unit_test(test_first_ready),
 		cmocka_unit_test(test_attach_rules),
 		cmocka_unit_test(test_random_ops),
+		cmocka_unit_test(test_meter_fused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
