@@ -790,6 +790,29 @@ int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_r
 	return elv_dispatch_out(q, elv_pick(q, now, flags), now, out);
 }
 
+/* The host's time of queue time @t (ELV_TIME_NEVER stays): policies and stages keep the
+ * queue's time. */
+static inline uint64_t elv_host_event(const struct elv_queue *q, uint64_t t)
+{
+	return t == ELV_TIME_NEVER ? t : elv_time_event(t - q->time_offset);
+}
+
+#if !defined(ELV_NO_STAGES) && !defined(__OPTIMIZE_SIZE__)
+/*
+ * elv_next_event() on a queue with stages, from the policy's time @t: a lone stage is asked
+ * without the call to stage.c's walk (a copy of it for one stage, for speed; a size build
+ * calls the walk). Out of line, so that the plain path saves no register for it.
+ */
+static ELV_APART uint64_t elv_next_event_staged(const struct elv_queue *q, uint64_t t)
+{
+	if (q->stage_sole)
+		t = elv_stage_next_event(q, &q->stage[q->stage_sole - 1u], t);
+	else
+		t = q->stage_vt->next_event(q, t);
+	return elv_host_event(q, t);
+}
+#endif
+
 uint64_t elv_next_event(const struct elv_queue *q)
 {
 	uint64_t t;
@@ -798,11 +821,15 @@ uint64_t elv_next_event(const struct elv_queue *q)
 		return ELV_TIME_NEVER;
 	t = q->policy->next_event ? q->policy->next_event(q) : ELV_TIME_NEVER;
 #if !defined(ELV_NO_STAGES)
-	if (ELV_UNLIKELY(q->stages))
+	if (ELV_UNLIKELY(q->stages)) {
+#if !defined(__OPTIMIZE_SIZE__)
+		return elv_next_event_staged(q, t);
+#else
 		t = q->stage_vt->next_event(q, t);
 #endif
-	/* Policies keep the queue's time; the host gets its own. */
-	return t == ELV_TIME_NEVER ? t : elv_time_event(t - q->time_offset);
+	}
+#endif
+	return elv_host_event(q, t);
 }
 
 /*
