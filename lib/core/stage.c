@@ -26,8 +26,9 @@
  *   (ELV_GATE_STAGED_ADD, elv_internal.h). The core reaches this file only through
  *   q->stage_vt, set by elv_stage_attach(): a firmware that attaches no stage links none of
  *   it. With a single stage, speed builds of queue.c call its hooks themselves: admit from
- *   elv_add() when it has no validate hook (q->stage_one), release from the pump
- *   (q->stage_sole), with no loop over the slots; what they do is what the loops here do.
+ *   elv_add() when it has no validate hook (q->stage_one), release from the pump and
+ *   next_event from elv_next_event() (q->stage_sole), with no loop over the slots; what they
+ *   do is what the loops here do.
  *
  * The hooks, and when the core calls them
  *   validate(q, rq)       elv_add(), every attached stage, before any admit(): a stage that
