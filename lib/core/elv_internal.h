@@ -380,6 +380,20 @@ struct elv_stage_ops {
 	int (*check)(const struct elv_queue *q);
 };
 
+/* The earlier of @t (queue time or ELV_TIME_NEVER) and the next event of the attached stage
+ * @s, which has none while it holds nothing (stage.c's walk over the slots, and queue.c's
+ * elv_next_event() for a lone stage). */
+static inline uint64_t elv_stage_next_event(const struct elv_queue *q, const struct elv_stage *s,
+					    uint64_t t)
+{
+	uint64_t e;
+
+	if (!s->nr_held)
+		return t;
+	e = s->ops->next_event(q);
+	return e != ELV_TIME_NEVER && (t == ELV_TIME_NEVER || elv_time_before(e, t)) ? e : t;
+}
+
 int elv_stage_attach(struct elv_queue *q, unsigned slot, const struct elv_stage_ops *ops,
 		     void *data);
 int elv_stage_detach(struct elv_queue *q, unsigned slot);

@@ -492,22 +492,17 @@ static ELV_ALWAYS_INLINE void elv_stage_release_sole_in(struct elv_queue *q, str
 			break;
 	}
 }
-
-/* The same out of line, for a dispatch: it frees no room, so it seldom gets this far. */
-static ELV_APART void elv_stage_release_sole(struct elv_queue *q, struct elv_stage *s,
-					    uint64_t now)
-{
-	elv_stage_release_sole_in(q, s, now);
-}
 #endif
 
 #if !defined(ELV_NO_STAGES)
 /*
  * Stages hold requests: let those they may release go on. With one stage the test comes
- * first, so that a dispatch while it waits for room makes no call; @apart keeps the release
- * out of line (a dispatch), else it is inlined (a completion, which makes room).
+ * first, so that a dispatch while it waits for room makes no call. The release is inlined at
+ * a dispatch too: a stage that waits for time (a throttle) lets its requests go at the
+ * dispatch the host makes at elv_next_event()'s time, where a call would cost more than the
+ * register the inlined loop takes from a dispatch that finds no room.
  */
-static ELV_SPEED_INLINE void elv_stages_pump(struct elv_queue *q, uint64_t now, int apart)
+static ELV_SPEED_INLINE void elv_stages_pump(struct elv_queue *q, uint64_t now)
 {
 #if !defined(__OPTIMIZE_SIZE__) /* a copy of stage.c's pump for one stage: for speed */
 	if (q->stage_sole) {
@@ -515,14 +510,10 @@ static ELV_SPEED_INLINE void elv_stages_pump(struct elv_queue *q, uint64_t now, 
 
 		if (!elv_stage_has_room(q, s)) /* it holds every staged request: some */
 			return;
-		if (apart)
-			elv_stage_release_sole(q, s, now);
-		else
-			elv_stage_release_sole_in(q, s, now);
+		elv_stage_release_sole_in(q, s, now);
 		return;
 	}
 #endif
-	(void)apart;
 	q->stage_vt->pump(q, now);
 }
 #endif
@@ -781,7 +772,7 @@ static ELV_STAGED_PATH int elv_dispatch_slow(struct elv_queue *q, uint64_t now, 
 	/* Stages attached: what they may release joins the policy first. */
 	now = elv_clock(q, now);
 	if (q->nr_staged)
-		elv_stages_pump(q, now, 1);
+		elv_stages_pump(q, now);
 	elv_gate_settle(q);
 	err = elv_dispatch_out(q, elv_pick(q, now, flags), now, out);
 	if (err == 0 && q->stage_hear)
@@ -799,6 +790,29 @@ int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_r
 	return elv_dispatch_out(q, elv_pick(q, now, flags), now, out);
 }
 
+/* The host's time of queue time @t (ELV_TIME_NEVER stays): policies and stages keep the
+ * queue's time. */
+static inline uint64_t elv_host_event(const struct elv_queue *q, uint64_t t)
+{
+	return t == ELV_TIME_NEVER ? t : elv_time_event(t - q->time_offset);
+}
+
+#if !defined(ELV_NO_STAGES) && !defined(__OPTIMIZE_SIZE__)
+/*
+ * elv_next_event() on a queue with stages, from the policy's time @t: a lone stage is asked
+ * without the call to stage.c's walk (a copy of it for one stage, for speed; a size build
+ * calls the walk). Out of line, so that the plain path saves no register for it.
+ */
+static ELV_APART uint64_t elv_next_event_staged(const struct elv_queue *q, uint64_t t)
+{
+	if (q->stage_sole)
+		t = elv_stage_next_event(q, &q->stage[q->stage_sole - 1u], t);
+	else
+		t = q->stage_vt->next_event(q, t);
+	return elv_host_event(q, t);
+}
+#endif
+
 uint64_t elv_next_event(const struct elv_queue *q)
 {
 	uint64_t t;
@@ -807,11 +821,15 @@ uint64_t elv_next_event(const struct elv_queue *q)
 		return ELV_TIME_NEVER;
 	t = q->policy->next_event ? q->policy->next_event(q) : ELV_TIME_NEVER;
 #if !defined(ELV_NO_STAGES)
-	if (ELV_UNLIKELY(q->stages))
+	if (ELV_UNLIKELY(q->stages)) {
+#if !defined(__OPTIMIZE_SIZE__)
+		return elv_next_event_staged(q, t);
+#else
 		t = q->stage_vt->next_event(q, t);
 #endif
-	/* Policies keep the queue's time; the host gets its own. */
-	return t == ELV_TIME_NEVER ? t : elv_time_event(t - q->time_offset);
+	}
+#endif
+	return elv_host_event(q, t);
 }
 
 /*
@@ -850,7 +868,7 @@ static ELV_STAGED_PATH int elv_complete_slow(struct elv_queue *q, struct elv_req
 		elv_stages_completed(q, rq, status, now);
 	elv_rq_release(q, rq);
 	if (q->nr_staged) /* only a stage that holds requests may release one */
-		elv_stages_pump(q, now, 0);
+		elv_stages_pump(q, now);
 	elv_gate_settle(q);
 	return 0;
 }

@@ -26,8 +26,9 @@
  *   (ELV_GATE_STAGED_ADD, elv_internal.h). The core reaches this file only through
  *   q->stage_vt, set by elv_stage_attach(): a firmware that attaches no stage links none of
  *   it. With a single stage, speed builds of queue.c call its hooks themselves: admit from
- *   elv_add() when it has no validate hook (q->stage_one), release from the pump
- *   (q->stage_sole), with no loop over the slots; what they do is what the loops here do.
+ *   elv_add() when it has no validate hook (q->stage_one), release from the pump and
+ *   next_event from elv_next_event() (q->stage_sole), with no loop over the slots; what they
+ *   do is what the loops here do.
  *
  * The hooks, and when the core calls them
  *   validate(q, rq)       elv_add(), every attached stage, before any admit(): a stage that
@@ -371,21 +372,15 @@ static void elv_stages_take_all(struct elv_queue *q, struct elv_list *list)
 	q->nr_staged = 0;
 }
 
-/* The earlier of @t (queue time or ELV_TIME_NEVER) and every stage's next event. */
+/* The earlier of @t (queue time or ELV_TIME_NEVER) and every stage's next event. (Speed
+ * builds of queue.c ask a lone stage themselves.) */
 static uint64_t elv_stages_next_event(const struct elv_queue *q, uint64_t t)
 {
 	unsigned i;
 
-	for (i = 0; i < ELV_STAGE_NR; i++) {
-		const struct elv_stage_ops *ops = q->stage[i].ops;
-		uint64_t s;
-
-		if (!ops || !q->stage[i].nr_held)
-			continue;
-		s = ops->next_event(q);
-		if (s != ELV_TIME_NEVER && (t == ELV_TIME_NEVER || elv_time_before(s, t)))
-			t = s;
-	}
+	for (i = 0; i < ELV_STAGE_NR; i++)
+		if (q->stage[i].ops)
+			t = elv_stage_next_event(q, &q->stage[i], t);
 	return t;
 }
 

@@ -29,6 +29,7 @@ struct tstage {
 	int nr_completed;
 	int nr_dispatched;
 	int nr_release; /* release() calls */
+	int nr_next; /* next_event() calls */
 	int veto;
 };
 
@@ -73,6 +74,8 @@ static int t_admit(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 static uint64_t t_next_event(const struct elv_queue *q)
 {
 	const struct elv_request *rq = elv_list_first_rq(&ts(q)->held);
+
+	ts(q)->nr_next++;
 
 	return rq ? rq->ELV_PRIVATE(time) + DELAY : ELV_TIME_NEVER;
 }
@@ -672,6 +675,57 @@ static void test_one_stage_shortcuts(void **state)
 	down();
 }
 
+/*
+ * elv_next_event() asks only a stage that holds requests, through the lone stage's shortcut
+ * or the walk over two slots alike, and reports the earlier of its time and the policy's. A
+ * dispatch at that time lets every due request go at once, asking the lone stage once for
+ * each (the last ask finds it empty, so none follows), and the policy hands them out in turn.
+ */
+static void test_next_event_and_dispatch_release(void **state)
+{
+	struct elv_zone_geometry g;
+	int i;
+
+	(void)state;
+	up("deadline");
+	assert_int_equal(elv_next_event(fx.q), ELV_TIME_NEVER); /* deadline has no timer */
+	assert_int_equal(fx.ts.nr_next, 0); /* holds nothing: not asked */
+	assert_int_equal(elv_add(fx.q, mk(0, 100, ELV_OP_READ, ELV_RQ_META), 10), 0);
+	assert_int_equal(elv_add(fx.q, mk(1, 300, ELV_OP_READ, ELV_RQ_META), 11), 0);
+	assert_int_equal(elv_next_event(fx.q), 10 + DELAY);
+	assert_int_equal(fx.ts.nr_next, 1);
+	fx.ts.nr_release = 0;
+	assert_null(disp(9 + DELAY));
+	assert_int_equal(fx.ts.nr_release, 1);
+	assert_ptr_equal(disp(11 + DELAY), &fx.rq[0]);
+	assert_int_equal(fx.ts.nr_release, 3); /* one ask for each: none after the last */
+	assert_int_equal(fx.ts.nr, 0);
+	assert_int_equal(fx.q->nr_staged, 0);
+	assert_int_equal(fx.q->gate, ELV_GATE_STAGED); /* the test stage listens */
+	assert_ptr_equal(disp(12 + DELAY), &fx.rq[1]);
+	assert_int_equal(fx.ts.nr_release, 3);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(elv_complete(fx.q, &fx.rq[i], 20 + DELAY), 0);
+	fx.ts.nr_next = 0;
+	assert_int_equal(elv_next_event(fx.q), ELV_TIME_NEVER);
+	assert_int_equal(fx.ts.nr_next, 0);
+	/* With the zone stage in front, which holds nothing: the walk over the slots asks the
+	 * test stage only, and its time comes back. */
+	memset(&g, 0, sizeof(g));
+	g.nr_sectors = 8 * 64;
+	g.zone_sectors = 64;
+	assert_int_equal(elv_zone_attach(fx.q, &g, zmem, sizeof(zmem), on_fail, NULL), 0);
+	assert_int_equal(fx.q->stage_sole, 0);
+	assert_int_equal(elv_add(fx.q, mk(2, 500, ELV_OP_READ, ELV_RQ_META), 30 + DELAY), 0);
+	assert_int_equal(elv_next_event(fx.q), 30 + 2 * DELAY);
+	assert_int_equal(fx.ts.nr_next, 1);
+	assert_null(disp(29 + 2 * DELAY));
+	assert_ptr_equal(disp(30 + 2 * DELAY), &fx.rq[2]);
+	assert_int_equal(elv_complete(fx.q, &fx.rq[2], 31 + 2 * DELAY), 0);
+	assert_int_equal(elv_zone_detach(fx.q), 0);
+	down();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -686,6 +740,7 @@ int main(void)
 		cmocka_unit_test_setup(test_merge_veto, setup),
 		cmocka_unit_test_setup(test_two_stages, setup),
 		cmocka_unit_test_setup(test_one_stage_shortcuts, setup),
+		cmocka_unit_test_setup(test_next_event_and_dispatch_release, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
