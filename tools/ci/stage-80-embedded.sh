@@ -9,10 +9,12 @@
 # run reports everything; the stage fails if any step failed.
 #
 # The steps are independent (each has its own output directory) and mostly one process after
-# another, so they run ELV_JOBS at a time, longest first; the two longest (options.sh: 40
-# builds and runs; size-table.sh: 21 freestanding builds) also build ELV_JOBS at a time
-# themselves, the others one at a time. Each step's output is printed whole when it ends,
-# with its wall and CPU time.
+# another, so they run ELV_JOBS at a time, longest first: the three suites, one process at a
+# time each and a minute or more of emulated tests, start first, so that no core is left idle
+# at the end waiting for one of them; options.sh (40 builds and runs) and size-table.sh (21
+# freestanding builds) build ELV_JOBS at a time themselves and fill the cores beside the last
+# suite, the short steps after them. Each step's output is printed whole when it ends, with
+# its wall and CPU time.
 source "$(dirname "$0")/common.sh"
 export ELV_EMBEDDED_BUILD="$ELV_CI_DIR/embedded"
 mkdir -p "$ELV_EMBEDDED_BUILD/steps"
@@ -20,11 +22,11 @@ fs="$ELV_EMBEDDED_BUILD/freestanding"
 
 # name|jobs|command, longest first.
 steps=(
+	"suite-armhf|1|tests/embedded/run.sh armhf"
+	"suite-s390x|1|tests/embedded/run.sh s390x"
+	"suite-cortex-m3|1|tests/embedded/run.sh cortex-m3"
 	"options|$ELV_JOBS|tests/embedded/options.sh all"
 	"size-budget|$ELV_JOBS|tools/size-table.sh --check"
-	"suite-s390x|1|tests/embedded/run.sh s390x"
-	"suite-armhf|1|tests/embedded/run.sh armhf"
-	"suite-cortex-m3|1|tests/embedded/run.sh cortex-m3"
 	"freestanding-arm-nocheck|1|tests/embedded/freestanding.sh --out $fs-arm-nocheck --cc arm --opt -Os --no-assert -DELV_NO_CHECK"
 	"freestanding-host|1|tests/embedded/freestanding.sh --out $fs-host --cc host --opt -O2 --no-assert"
 	"freestanding-arm-Os|1|tests/embedded/freestanding.sh --out $fs-arm-Os --cc arm --opt -Os"
