@@ -379,7 +379,7 @@ static ELV_SPEED_INLINE struct elv_request *elv_qos_try(struct elv_qclient *t, i
 
 	if (t->group)
 		return elv_qos_try_group(t, dir, now, mp);
-	rq = elv_list_first_rq(&t->held[dir]);
+	rq = elv_list_rq(t->held[dir].next); /* it waits: its FIFO holds some */
 	w = elv_qos_wait_own(t, rq, dir, now);
 	if (w) {
 		t->ready[dir] = now + w;
@@ -478,8 +478,11 @@ static struct elv_request *elv_qos_thr_release(struct elv_qstate *qs, uint64_t n
 		if (!t)
 			return NULL;
 		rq = elv_qos_try(t, dir, now, mp);
-		qs->first = t->nr_wait[dir] ? elv_qos_min_ready(qs, t->ready[dir])
-					    : elv_qos_first_of(qs, now);
+		/* The others are ready at first or later: a top ready again at first stays it. */
+		if (!t->nr_wait[dir])
+			qs->first = elv_qos_first_of(qs, now);
+		else if (t->ready[dir] != qs->first)
+			qs->first = elv_qos_min_ready(qs, t->ready[dir]);
 		if (rq)
 			return rq;
 	}
@@ -697,9 +700,9 @@ static int elv_qos_admit(struct elv_queue *q, struct elv_request *rq, uint64_t n
 }
 
 /* elv_qos_release_thr() when a top is due at @now: the throttled requests that may go
- * first. */
-static ELV_QOS_APART struct elv_request *elv_qos_release_due(struct elv_queue *q,
-							     struct elv_qstate *qs, uint64_t now)
+ * first. It takes the queue from the stage (qs->q), one value fewer to keep across the
+ * meter's call. */
+static ELV_QOS_APART struct elv_request *elv_qos_release_due(struct elv_qstate *qs, uint64_t now)
 {
 	struct elv_qclient *m;
 	struct elv_request *rq;
@@ -713,7 +716,7 @@ static ELV_QOS_APART struct elv_request *elv_qos_release_due(struct elv_queue *q
 	/* The bound changes only when the last throttled request leaves. */
 	if (!qs->nr_held)
 		elv_qos_bound(qs);
-	return rq ? rq : elv_qos_mc_release(q, qs, now);
+	return rq ? rq : elv_qos_mc_release(qs->q, qs, now);
 }
 
 /* elv_qos_release() while the throttles hold requests. Most calls come before the first top
@@ -725,7 +728,7 @@ static ELV_SPEED_INLINE struct elv_request *elv_qos_release_thr(struct elv_queue
 {
 	if (elv_time_before(now, qs->first))
 		return elv_qos_mc_release(q, qs, now);
-	return elv_qos_release_due(q, qs, now);
+	return elv_qos_release_due(qs, now);
 }
 
 static struct elv_request *elv_qos_release(struct elv_queue *q, uint64_t now)

@@ -861,6 +861,48 @@ static void test_both_directions_due(void **state)
 }
 
 /*
+ * A top that lets a request go while its other direction is due tries again at once: its
+ * ready time stays the stage's first, and another top, due later, keeps its turn after the
+ * top's next wait.
+ */
+static void test_first_stays(void **state)
+{
+	struct elv_throttle_settings t = { 0 };
+	int k;
+
+	(void)state;
+	set_limit(&t, ELV_THROTTLE_IOPS_TOTAL, 10, 0, 0);
+	qs_init_throttled(&S, &elv_policy_noop, &t);
+	qs_stream(&S, 1, -1, 1);
+	assert_int_equal(elv_qos_set_throttle(S.q, &S.cs[1], &t, 0), 0);
+	/* Stream 0: a read and a write go, two reads and a write wait for 100 ms. */
+	assert_int_equal(qs_add_op(&S, 0, ELV_OP_READ, 4096), 0);
+	assert_int_equal(qs_add_op(&S, 0, ELV_OP_WRITE, 4096), 0);
+	assert_int_equal(qs_add_op(&S, 0, ELV_OP_READ, 4096), 0);
+	assert_int_equal(qs_add_op(&S, 0, ELV_OP_READ, 4096), 0);
+	assert_int_equal(qs_add_op(&S, 0, ELV_OP_WRITE, 4096), 0);
+	assert_int_equal(qs_flush(&S), 2);
+	/* Stream 1: two go, the third waits until 150 ms. */
+	S.now = 50 * QS_MS;
+	for (k = 0; k < 3; k++)
+		assert_int_equal(qs_add(&S, 1), 0);
+	assert_int_equal(qs_flush(&S), 2);
+	assert_int_equal(elv_next_event(S.q), 100 * QS_MS);
+	/* The read goes; the write, due too, fills the level no further: it waits again. */
+	S.now = 100 * QS_MS;
+	assert_int_equal(qs_flush(&S), 1);
+	assert_int_equal(S.log_stream[S.nr_log - 1], 0);
+	qs_check(&S);
+	assert_int_equal(elv_next_event(S.q), 150 * QS_MS);
+	S.now = 150 * QS_MS;
+	assert_int_equal(qs_flush(&S), 1);
+	assert_int_equal(S.log_stream[S.nr_log - 1], 1);
+	qs_check(&S);
+	assert_int_equal(elv_next_event(S.q), 200 * QS_MS);
+	qs_fini(&S);
+}
+
+/*
  * The stage's earliest ready time through everything that moves a top's: a top that stops
  * waiting (cancel), one that starts waiting sooner, a cancelled head whose follower tries at
  * once, a try that finds its request must wait, and new settings (every top tries again).
@@ -1257,6 +1299,7 @@ int main(void)
 		cmocka_unit_test(test_due_order),
 		cmocka_unit_test(test_both_directions_due),
 		cmocka_unit_test(test_first_ready),
+		cmocka_unit_test(test_first_stays),
 		cmocka_unit_test(test_attach_rules),
 		cmocka_unit_test(test_random_ops),
 		cmocka_unit_test(test_meter_fused),
