@@ -638,9 +638,13 @@ int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	int err;
 
-	if (ELV_ENTRY_PTRS && ELV_UNLIKELY(!q || !rq))
+#if ELV_ENTRY_PTRS
+	if (ELV_UNLIKELY(!q || !rq))
 		return ELV_EINVAL;
+	if (ELV_UNLIKELY(q->gate != ELV_GATE_OPEN))
+#else
 	if (ELV_UNLIKELY(!q || !rq || q->gate != ELV_GATE_OPEN))
+#endif
 		return elv_add_slow(q, rq, now);
 	if (ELV_UNLIKELY(elv_add_suspect(q, rq))) {
 		err = elv_add_check(q, rq);
@@ -780,7 +784,7 @@ static ELV_STAGED_PATH int elv_dispatch_slow(struct elv_queue *q, uint64_t now, 
 	/* The same verdicts, for speed: @q and @out are set (elv_dispatch() tested them), and
 	 * good flags come here only with the gate closed or stages at work. */
 	if (ELV_UNLIKELY((flags & ~(unsigned)ELV_DISPATCH_FORCE) || q->gate != ELV_GATE_STAGED))
-		return flags & ~(unsigned)ELV_DISPATCH_FORCE ? ELV_EINVAL : elv_gate_err(q);
+		return (flags & ~(unsigned)ELV_DISPATCH_FORCE) ? ELV_EINVAL : elv_gate_err(q);
 #endif
 	/* Stages attached: what they may release joins the policy first. */
 	now = elv_clock(q, now);
@@ -803,10 +807,14 @@ static ELV_STAGED_PATH int elv_dispatch_slow(struct elv_queue *q, uint64_t now, 
 
 int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out)
 {
-	if (ELV_ENTRY_PTRS && ELV_UNLIKELY(!q || !out))
+#if ELV_ENTRY_PTRS
+	if (ELV_UNLIKELY(!q || !out))
 		return ELV_EINVAL;
+	if (ELV_UNLIKELY((flags & ~(unsigned)ELV_DISPATCH_FORCE) || q->gate > ELV_GATE_STAGED_ADD))
+#else
 	if (ELV_UNLIKELY(!q || !out || (flags & ~(unsigned)ELV_DISPATCH_FORCE) ||
 			 q->gate > ELV_GATE_STAGED_ADD))
+#endif
 		return elv_dispatch_slow(q, now, flags, out);
 	now = elv_clock(q, now); /* requests released from behind a barrier are added at it */
 	return elv_dispatch_out(q, elv_pick(q, now, flags), now, out);
