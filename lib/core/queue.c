@@ -556,6 +556,18 @@ void elv_add_accept(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 #define ELV_STAGED_PATH __attribute__((noinline))
 #endif
 
+/*
+ * 1 when elv_add() and elv_dispatch() answer a NULL queue or request pointer themselves, so
+ * that their staged paths, entered with both set, do not test them again: speed builds (the
+ * plain path runs as many tests, with two targets instead of one). Size builds keep one test
+ * with one target, and the staged paths tell the cases apart.
+ */
+#if defined(__OPTIMIZE_SIZE__)
+#define ELV_ENTRY_PTRS 0
+#else
+#define ELV_ENTRY_PTRS 1
+#endif
+
 #if !defined(ELV_NO_STAGES) && !defined(__OPTIMIZE_SIZE__)
 /*
  * elv_add() on a queue with one stage, in @slot, that has no validate hook (the usual QoS
@@ -587,7 +599,8 @@ static ELV_SPEED_INLINE int elv_add_one_stage(struct elv_queue *q, struct elv_re
 }
 #endif
 
-/* elv_add() past the gate's test: a bad argument, a closed gate, or stages attached. */
+/* elv_add() past the gate's test: a bad argument (size builds only, see ELV_ENTRY_PTRS), a
+ * closed gate, or stages attached. */
 static ELV_STAGED_PATH int elv_add_slow(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 #if defined(ELV_NO_STAGES)
@@ -602,10 +615,10 @@ static ELV_STAGED_PATH int elv_add_slow(struct elv_queue *q, struct elv_request 
 	if (err)
 		return err;
 #else
-	/* The same verdicts, for speed: good arguments come here only with the gate closed or
-	 * stages attached, so that case is tested first and the errors after. */
-	if (ELV_UNLIKELY(!q || !rq || q->gate > ELV_GATE_STAGED))
-		return rq ? elv_gate_err(q) : ELV_EINVAL;
+	/* The same verdicts, for speed: @q and @rq are set (elv_add() tested them), so only a
+	 * closed gate is left to refuse. */
+	if (ELV_UNLIKELY(q->gate > ELV_GATE_STAGED))
+		return elv_gate_err(q);
 #endif
 	if (elv_add_suspect(q, rq) && (err = elv_add_check(q, rq)) != 0)
 		return err;
@@ -625,7 +638,13 @@ int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 {
 	int err;
 
+#if ELV_ENTRY_PTRS
+	if (ELV_UNLIKELY(!q || !rq))
+		return ELV_EINVAL;
+	if (ELV_UNLIKELY(q->gate != ELV_GATE_OPEN))
+#else
 	if (ELV_UNLIKELY(!q || !rq || q->gate != ELV_GATE_OPEN))
+#endif
 		return elv_add_slow(q, rq, now);
 	if (ELV_UNLIKELY(elv_add_suspect(q, rq))) {
 		err = elv_add_check(q, rq);
@@ -745,10 +764,10 @@ static ELV_ALWAYS_INLINE void(elv_gate_settle)(struct elv_queue *q)
 }
 #endif
 
-/* elv_dispatch() past the gate's test: a bad argument, a closed gate, or stages that hold
- * requests or listen. */
+/* elv_dispatch() past the gate's test: a bad argument (a pointer in size builds only, see
+ * ELV_ENTRY_PTRS), a closed gate, or stages that hold requests or listen. */
 static ELV_STAGED_PATH int elv_dispatch_slow(struct elv_queue *q, uint64_t now, unsigned flags,
-				      struct elv_request **out)
+					     struct elv_request **out)
 {
 #if defined(ELV_NO_STAGES)
 	/* No stage is ever attached, so the gate is open or refuses: only errors come here. */
@@ -762,18 +781,23 @@ static ELV_STAGED_PATH int elv_dispatch_slow(struct elv_queue *q, uint64_t now, 
 	if (err)
 		return err;
 #else
-	/* The same verdicts, for speed: good arguments come here only with the gate closed or
-	 * stages at work, so that case is tested first and the errors after. */
-	if (ELV_UNLIKELY(!q || !out || (flags & ~(unsigned)ELV_DISPATCH_FORCE) ||
-			 q->gate != ELV_GATE_STAGED))
-		return out && !(flags & ~(unsigned)ELV_DISPATCH_FORCE) ? elv_gate_err(q)
-								   : ELV_EINVAL;
+	/* The same verdicts, for speed: @q and @out are set (elv_dispatch() tested them), and
+	 * good flags come here only with the gate closed or stages at work. */
+	if (ELV_UNLIKELY((flags & ~(unsigned)ELV_DISPATCH_FORCE) || q->gate != ELV_GATE_STAGED))
+		return (flags & ~(unsigned)ELV_DISPATCH_FORCE) ? ELV_EINVAL : elv_gate_err(q);
 #endif
 	/* Stages attached: what they may release joins the policy first. */
 	now = elv_clock(q, now);
 	if (q->nr_staged)
 		elv_stages_pump(q, now);
 	elv_gate_settle(q);
+#if !defined(__OPTIMIZE_SIZE__) /* elv_pick()'s verdict, early: for speed, not for size */
+	/* Nothing past the stages to give (a throttle holds every request until its time, and
+	 * the host asks before elv_next_event()'s time): elv_pick() would find nothing, at the
+	 * cost of its slow path's call. */
+	if (!q->nr_queued && elv_list_empty(&q->requeue) && elv_list_empty(&q->held))
+		return ELV_EAGAIN;
+#endif
 	err = elv_dispatch_out(q, elv_pick(q, now, flags), now, out);
 	if (err == 0 && q->stage_hear)
 		q->stage_vt->dispatched(q, *out, now);
@@ -783,8 +807,14 @@ static ELV_STAGED_PATH int elv_dispatch_slow(struct elv_queue *q, uint64_t now, 
 
 int elv_dispatch(struct elv_queue *q, uint64_t now, unsigned flags, struct elv_request **out)
 {
+#if ELV_ENTRY_PTRS
+	if (ELV_UNLIKELY(!q || !out))
+		return ELV_EINVAL;
+	if (ELV_UNLIKELY((flags & ~(unsigned)ELV_DISPATCH_FORCE) || q->gate > ELV_GATE_STAGED_ADD))
+#else
 	if (ELV_UNLIKELY(!q || !out || (flags & ~(unsigned)ELV_DISPATCH_FORCE) ||
 			 q->gate > ELV_GATE_STAGED_ADD))
+#endif
 		return elv_dispatch_slow(q, now, flags, out);
 	now = elv_clock(q, now); /* requests released from behind a barrier are added at it */
 	return elv_dispatch_out(q, elv_pick(q, now, flags), now, out);

@@ -726,6 +726,94 @@ static void test_next_event_and_dispatch_release(void **state)
 	down();
 }
 
+/*
+ * The entry points' verdicts with a stage attached: bad pointers and flags are refused before
+ * the staged paths (which then test only the gate), a host callback's gate and a torn-down
+ * queue as without stages.
+ */
+static void test_staged_verdicts(void **state)
+{
+	struct elv_request *rq = NULL;
+	struct elv_request *a;
+
+	(void)state;
+	up("deadline");
+	a = mk(0, 100, ELV_OP_READ, ELV_RQ_META);
+	assert_int_equal(elv_add(NULL, a, 10), ELV_EINVAL);
+	assert_int_equal(elv_add(fx.q, NULL, 10), ELV_EINVAL);
+	assert_int_equal(elv_add(fx.q, a, 10), 0);
+	assert_int_equal(elv_add(fx.q, a, 11), ELV_EBUSY); /* held already */
+	assert_int_equal(elv_dispatch(NULL, 12, 0, &rq), ELV_EINVAL);
+	assert_int_equal(elv_dispatch(fx.q, 12, 0, NULL), ELV_EINVAL);
+	assert_int_equal(elv_dispatch(fx.q, 12, 2, &rq), ELV_EINVAL);
+	assert_int_equal(elv_dispatch(fx.q, 12, ~0u, &rq), ELV_EINVAL);
+	assert_int_equal(elv_complete(NULL, a, 12), ELV_EINVAL);
+	assert_int_equal(elv_complete(fx.q, NULL, 12), ELV_EINVAL);
+	/* Inside a host callback: changes refused, bad arguments still named as such. */
+	fx.q->gate = ELV_GATE_CALLBACK;
+	assert_int_equal(elv_add(fx.q, mk(1, 300, ELV_OP_READ, 0), 13), ELV_EBUSY);
+	assert_int_equal(fx.rq[1].ELV_PRIVATE(state), ELV_RQ_IDLE);
+	assert_int_equal(elv_add(fx.q, NULL, 13), ELV_EINVAL);
+	assert_int_equal(elv_dispatch(fx.q, 13, 0, &rq), ELV_EBUSY);
+	assert_int_equal(elv_dispatch(fx.q, 13, 2, &rq), ELV_EINVAL);
+	assert_int_equal(elv_dispatch(fx.q, 13, 0, NULL), ELV_EINVAL);
+	fx.q->gate = ELV_GATE_STAGED;
+	chk();
+	assert_int_equal(elv_dispatch(fx.q, 14, 0, &rq), ELV_EAGAIN);
+	assert_int_equal(elv_cancel(fx.q, a), 0);
+	down();
+	/* Torn down: every call refused with ELV_EINVAL. */
+	assert_int_equal(elv_add(fx.q, mk(2, 500, ELV_OP_READ, 0), 15), ELV_EINVAL);
+	assert_int_equal(elv_dispatch(fx.q, 15, 0, &rq), ELV_EINVAL);
+	assert_int_equal(elv_dispatch(fx.q, 15, 2, &rq), ELV_EINVAL);
+}
+
+/*
+ * A dispatch while the stage holds every request and none is due answers ELV_EAGAIN without
+ * asking the policy; a requeued request, or a barrier the stage passed on, still goes out
+ * while the stage holds another, and the stage is asked once at each dispatch.
+ */
+static void test_dispatch_nothing_past_stages(void **state)
+{
+	struct elv_request *rq = NULL;
+	struct elv_request *a, *b, *c;
+
+	(void)state;
+	up("deadline");
+	a = mk(0, 100, ELV_OP_READ, ELV_RQ_META);
+	b = mk(1, 300, ELV_OP_READ, 0);
+	c = mk(2, 500, ELV_OP_WRITE, ELV_RQ_BARRIER);
+	assert_int_equal(elv_add(fx.q, a, 10), 0);
+	fx.ts.nr_release = 0;
+	assert_int_equal(elv_dispatch(fx.q, 11, 0, &rq), ELV_EAGAIN);
+	assert_null(rq);
+	assert_int_equal(elv_dispatch(fx.q, 12, ELV_DISPATCH_FORCE, &rq), ELV_EAGAIN);
+	assert_int_equal(fx.ts.nr_release, 2);
+	assert_int_equal(fx.ts.nr_dispatched, 0);
+	chk();
+	/* A requeued request goes out first, the stage still holding a. */
+	assert_int_equal(elv_add(fx.q, b, 13), 0);
+	assert_ptr_equal(disp(14), b);
+	assert_int_equal(elv_requeue(fx.q, b, 15), 0);
+	assert_int_equal(elv_queue_nr_queued(fx.q), 0);
+	assert_ptr_equal(disp(16), b);
+	assert_int_equal(elv_dispatch(fx.q, 17, 0, &rq), ELV_EAGAIN);
+	/* A barrier the stage passed on waits on the held list, the policy empty: it goes. */
+	assert_int_equal(elv_add(fx.q, c, 18), 0);
+	assert_int_equal(fx.q->nr_held, 1);
+	assert_ptr_equal(disp(19), c);
+	assert_int_equal(elv_dispatch(fx.q, 20, 0, &rq), ELV_EAGAIN);
+	assert_int_equal(fx.ts.nr_release, 7);
+	assert_int_equal(fx.ts.nr_dispatched, 3);
+	/* At its time a goes out; then nothing is left anywhere. */
+	assert_ptr_equal(disp(10 + DELAY), a);
+	assert_int_equal(elv_dispatch(fx.q, 11 + DELAY, 0, &rq), ELV_EAGAIN);
+	assert_int_equal(elv_complete(fx.q, a, 12 + DELAY), 0);
+	assert_int_equal(elv_complete(fx.q, b, 12 + DELAY), 0);
+	assert_int_equal(elv_complete(fx.q, c, 12 + DELAY), 0);
+	down();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -741,6 +829,8 @@ int main(void)
 		cmocka_unit_test_setup(test_two_stages, setup),
 		cmocka_unit_test_setup(test_one_stage_shortcuts, setup),
 		cmocka_unit_test_setup(test_next_event_and_dispatch_release, setup),
+		cmocka_unit_test_setup(test_staged_verdicts, setup),
+		cmocka_unit_test_setup(test_dispatch_nothing_past_stages, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
