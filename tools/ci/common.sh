@@ -87,6 +87,15 @@ ci_pool_drain() {
 	done
 }
 
+# ci_logged DIR NAME CMD...: CMD with its output in DIR/NAME.log and its exit status in
+# DIR/NAME.rc, for pool jobs whose verdicts are read once they have all ended.
+ci_logged() {
+	local dir=$1 name=$2 rc=0
+	shift 2
+	"$@" >"$dir/$name.log" 2>&1 || rc=$?
+	echo "$rc" >"$dir/$name.rc"
+}
+
 # ci_shared <name> [cmake args...]: build-ci/<name> as an earlier stage of this run configured
 # it with exactly these arguments (its ci_build then only compiles what it lacks); a fresh
 # ci_configure when there is no such tree, as when the stage runs alone.

@@ -34,18 +34,12 @@ echo "+ clang-tidy --quiet FILE -- -std=c11 -Iinclude -Ilib/core (${#files[@]} f
 tidy_dir=$ELV_CI_DIR/clang-tidy
 rm -rf "$tidy_dir"
 mkdir -p "$tidy_dir"
-tidy() { # tidy INDEX FILE: its output in $tidy_dir/INDEX.log, its status in INDEX.rc
-	local rc=0
-	clang-tidy --quiet "$2" -- -std=c11 -Iinclude -Ilib/core >"$tidy_dir/$1.log" 2>&1 || rc=$?
-	echo "$rc" >"$tidy_dir/$1.rc"
-}
+ci_pool_done() { :; } # each file's verdict is read from its .rc file
 for i in "${!files[@]}"; do
-	while [ "$(jobs -rp | wc -l)" -ge "$ELV_JOBS" ]; do
-		wait -n || true
-	done
-	tidy "$i" "${files[$i]}" &
+	ci_pool_start ci_logged "$tidy_dir" "$i" clang-tidy --quiet "${files[$i]}" -- -std=c11 \
+		-Iinclude -Ilib/core
 done
-wait
+ci_pool_drain
 failed=0
 for i in "${!files[@]}"; do
 	# Only the findings: clang-tidy's "N warnings generated" counts system-header noise.

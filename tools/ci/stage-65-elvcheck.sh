@@ -25,22 +25,16 @@ fi
 [ "${#seeds[@]}" -gt 0 ] || { echo "elvcheck: no seeds" >&2; exit 1; }
 echo "elvcheck: seeds ${seeds[*]} (rerun this stage on them: ELV_ELVCHECK_SEEDS='${seeds[*]}'), $npol policies, $ops calls each"
 
-# One seed per core; each writes its own log, printed whole once it is done.
+# One run per core (common.sh's pool); each writes its own log, printed whole once every run
+# is done, and its status, read back below.
 logdir=$ELV_CI_DIR/elvcheck/seeds
 rm -rf "$logdir"
 mkdir -p "$logdir"
-run_seed() {
-	local seed=$1 rc=0
-	"$bin" --policy all --seed "$seed" --ops "$ops" >"$logdir/$seed.log" 2>&1 || rc=$?
-	echo "$rc" >"$logdir/$seed.rc"
-}
+ci_pool_done() { :; } # each run's verdict is read from its .rc file
 for seed in "${seeds[@]}"; do
-	while [ "$(jobs -rp | wc -l)" -ge "$ELV_JOBS" ]; do
-		wait -n || true
-	done
-	run_seed "$seed" &
+	ci_pool_start ci_logged "$logdir" "$seed" "$bin" --policy all --seed "$seed" --ops "$ops"
 done
-wait
+ci_pool_drain
 failed=()
 for seed in "${seeds[@]}"; do
 	echo "+ elvcheck --policy all --seed $seed --ops $ops"
@@ -67,18 +61,10 @@ done
 # every policy, on the same seeds; ELV_ELVCHECK_ZONED_OPS calls each (default 1 000 000).
 # One seed per core again, each log printed whole once every run is done.
 zops=${ELV_ELVCHECK_ZONED_OPS:-1000000}
-run_zoned() {
-	local seed=$1 rc=0
-	"$bin" --zoned --seed "$seed" --ops "$zops" >"$logdir/zoned-$seed.log" 2>&1 || rc=$?
-	echo "$rc" >"$logdir/zoned-$seed.rc"
-}
 for seed in "${seeds[@]}"; do
-	while [ "$(jobs -rp | wc -l)" -ge "$ELV_JOBS" ]; do
-		wait -n || true
-	done
-	run_zoned "$seed" &
+	ci_pool_start ci_logged "$logdir" "zoned-$seed" "$bin" --zoned --seed "$seed" --ops "$zops"
 done
-wait
+ci_pool_drain
 for seed in "${seeds[@]}"; do
 	echo "+ elvcheck --zoned --seed $seed --ops $zops"
 	cat "$logdir/zoned-$seed.log"
