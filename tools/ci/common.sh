@@ -87,8 +87,16 @@ ci_pool_drain() {
 	done
 }
 
-# ci_logged DIR NAME CMD...: CMD with its output in DIR/NAME.log and its exit status in
-# DIR/NAME.rc, for pool jobs whose verdicts are read once they have all ended.
+# For jobs whose verdicts are read from files once all have ended (no pid bookkeeping):
+#   ci_throttle           waits until fewer than ELV_JOBS background jobs run;
+#   ci_logged DIR NAME CMD...  CMD with its output in DIR/NAME.log and its exit status in
+#                         DIR/NAME.rc.
+# e.g. `ci_throttle; ci_logged "$dir" one cmd args &` per job, then `wait`.
+ci_throttle() {
+	while [ "$(jobs -rp | wc -l)" -ge "$ELV_JOBS" ]; do
+		wait -n || true
+	done
+}
 ci_logged() {
 	local dir=$1 name=$2 rc=0
 	shift 2

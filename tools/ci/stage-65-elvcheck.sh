@@ -25,16 +25,16 @@ fi
 [ "${#seeds[@]}" -gt 0 ] || { echo "elvcheck: no seeds" >&2; exit 1; }
 echo "elvcheck: seeds ${seeds[*]} (rerun this stage on them: ELV_ELVCHECK_SEEDS='${seeds[*]}'), $npol policies, $ops calls each"
 
-# One run per core (common.sh's pool); each writes its own log, printed whole once every run
+# One run per core; each writes its own log, printed whole once every run
 # is done, and its status, read back below.
 logdir=$ELV_CI_DIR/elvcheck/seeds
 rm -rf "$logdir"
 mkdir -p "$logdir"
-ci_pool_done() { :; } # each run's verdict is read from its .rc file
 for seed in "${seeds[@]}"; do
-	ci_pool_start ci_logged "$logdir" "$seed" "$bin" --policy all --seed "$seed" --ops "$ops"
+	ci_throttle
+	ci_logged "$logdir" "$seed" "$bin" --policy all --seed "$seed" --ops "$ops" &
 done
-ci_pool_drain
+wait
 failed=()
 for seed in "${seeds[@]}"; do
 	echo "+ elvcheck --policy all --seed $seed --ops $ops"
@@ -62,9 +62,10 @@ done
 # One seed per core again, each log printed whole once every run is done.
 zops=${ELV_ELVCHECK_ZONED_OPS:-1000000}
 for seed in "${seeds[@]}"; do
-	ci_pool_start ci_logged "$logdir" "zoned-$seed" "$bin" --zoned --seed "$seed" --ops "$zops"
+	ci_throttle
+	ci_logged "$logdir" "zoned-$seed" "$bin" --zoned --seed "$seed" --ops "$zops" &
 done
-ci_pool_drain
+wait
 for seed in "${seeds[@]}"; do
 	echo "+ elvcheck --zoned --seed $seed --ops $zops"
 	cat "$logdir/zoned-$seed.log"
