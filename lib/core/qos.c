@@ -325,7 +325,7 @@ static int elv_qos_other_due(const struct elv_qclient *t, int dir, uint64_t now)
 static ELV_QOS_APART struct elv_request *elv_qos_try_group(struct elv_qclient *t, int dir,
 							   uint64_t now, struct elv_qclient **mp)
 {
-	struct elv_qclient *h, *own;
+	struct elv_qclient *h = NULL, *own; /* set when the wait is 0 (GCC cannot see it) */
 	struct elv_request *rq;
 	uint64_t w = elv_qos_wait_group(t, dir, now, &h);
 
