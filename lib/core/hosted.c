@@ -16,7 +16,7 @@ int elv_queue_create(struct elv_queue **out, const struct elv_policy *p,
 	(void)out;
 	(void)p;
 	(void)cfg;
-	return ELV_ENOSYS;
+	return ELV_ENOSYS; /* no heap in this build: elv_queue_init() on the host's memory */
 #else
 	size_t len;
 	void *mem;
@@ -43,7 +43,7 @@ int elv_queue_destroy(struct elv_queue *q)
 {
 #if defined(ELV_NO_MALLOC)
 	(void)q;
-	return ELV_ENOSYS;
+	return ELV_ENOSYS; /* no heap, so no queue of elv_queue_create()'s to free */
 #else
 	int err = elv_queue_exit(q);
 

@@ -12,6 +12,13 @@
 #define ELV_ALIGN8(x) (((x) + 7u) & ~(size_t)7u)
 #define ELV_DEFAULT_NR_REQUESTS 128u
 #define ELV_RQ_FLAGS_ALL 0x3fu
+/* The flags elv_add_suspect() lets through without a closer look: all of them, but the barrier
+ * in a build without barriers, which elv_add_check() refuses. */
+#if defined(ELV_NO_BARRIER)
+#define ELV_RQ_FLAGS_PLAIN (ELV_RQ_FLAGS_ALL & ~(unsigned)ELV_RQ_BARRIER)
+#else
+#define ELV_RQ_FLAGS_PLAIN ELV_RQ_FLAGS_ALL
+#endif
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
@@ -240,6 +247,7 @@ int elv_queue_init(struct elv_queue **out, void *mem, size_t len, const struct e
 	if (len < need)
 		return ELV_ENOSPC;
 #if defined(ELV_NO_TRACE)
+	/* Built without tracing, a trace callback would never be called: refused, not ignored. */
 	if (cfg && cfg->trace)
 		return ELV_ENOSYS;
 #endif
@@ -339,6 +347,12 @@ static ELV_COLD int elv_add_check(const struct elv_queue *q, const struct elv_re
 		return ELV_EOVERFLOW;
 	if (rq->stream && !elv_stream_of(q, rq->stream))
 		return ELV_EINVAL;
+#if defined(ELV_NO_BARRIER)
+	/* A build without barriers cannot keep a barrier's order: it refuses the request whole
+	 * rather than pass it on unordered (elevator.h, ELV_NO_BARRIER). */
+	if (rq->flags & ELV_RQ_BARRIER)
+		return ELV_ENOSYS;
+#endif
 	return 0;
 }
 
@@ -349,8 +363,8 @@ _Static_assert(offsetof(struct elv_request, flags) == offsetof(struct elv_reques
 
 /*
  * Could @rq be invalid for elv_add()? One load covers op, flags, ioprio and state: the mask
- * has the bits no valid new request has (op above ELV_OP_FLUSH, an unknown flag, a priority
- * of 32 or more, any state but idle), byte by byte, so it holds on either byte order. A zero
+ * has the bits no valid new request has (op above ELV_OP_FLUSH, an unknown flag or, built
+ * without barriers, the barrier flag, a priority of 32 or more, any state but idle), byte by byte, so it holds on either byte order. A zero
  * length (valid only for flushes) and a sum past 2^64 are suspect too; elv_add_check() then
  * gives the exact verdict, so no invalid request gets through and no valid one is refused.
  */
@@ -359,7 +373,7 @@ static inline int elv_add_suspect(const struct elv_queue *q, const struct elv_re
 	static const union {
 		uint8_t b[4]; /* cppcheck-suppress unusedStructMember */
 		uint32_t w;
-	} bad = { { 0xfcu, (uint8_t)~ELV_RQ_FLAGS_ALL, 0xe0u, 0xffu } };
+	} bad = { { 0xfcu, (uint8_t)~ELV_RQ_FLAGS_PLAIN, 0xe0u, 0xffu } };
 	const struct elv_stream *s = rq->stream;
 	uint32_t w;
 
@@ -622,10 +636,6 @@ static ELV_STAGED_PATH int elv_add_slow(struct elv_queue *q, struct elv_request 
 #endif
 	if (elv_add_suspect(q, rq) && (err = elv_add_check(q, rq)) != 0)
 		return err;
-#if defined(ELV_NO_BARRIER)
-	if (rq->flags & ELV_RQ_BARRIER)
-		return ELV_ENOSYS;
-#endif
 #if !defined(__OPTIMIZE_SIZE__) /* a copy of the add path: for speed, not for size */
 	if (q->stage_one)
 		return elv_add_one_stage(q, rq, now, q->stage_one - 1u);
@@ -651,10 +661,6 @@ int elv_add(struct elv_queue *q, struct elv_request *rq, uint64_t now)
 		if (err)
 			return err;
 	}
-#if defined(ELV_NO_BARRIER)
-	if (rq->flags & ELV_RQ_BARRIER)
-		return ELV_ENOSYS;
-#endif
 	now = elv_clock(q, now);
 	rq->time = now;
 	rq->seq = q->seq++;

@@ -27,7 +27,7 @@ int elv_position_time(struct elv_queue *q, const struct elv_request *rq, uint64_
 
 	if (!q || !rq || !ns)
 		return ELV_EINVAL;
-	if (!q->cfg.position_time)
+	if (!q->cfg.position_time) /* no model of the head to ask: sptf falls back on seeks */
 		return ELV_ENOSYS;
 	ELV_CALLBACK(q, t = q->cfg.position_time(q->cfg.ctx, rq, now));
 	*ns = t;
