@@ -69,34 +69,44 @@ ci_pair() {
 #                         ELV_JOBS already run ($! is CMD's pid afterwards);
 #   ci_pool_drain         waits for every job.
 # Each job that ends is handed to the stage's ci_pool_done PID STATUS, which reports it.
-ci_pool_running=0
+# Ended jobs are found by pid (those the pool started that `jobs -r` no longer lists) and their
+# status taken with `wait PID`, which bash keeps for a reaped child: `wait -n -p` was seen to
+# return with no pid for a job that had already ended.
+ci_pool_pids=()
 ci_pool_start() {
-	[ "$ci_pool_running" -lt "$ELV_JOBS" ] || ci_pool_wait_one
+	[ "${#ci_pool_pids[@]}" -lt "$ELV_JOBS" ] || ci_pool_wait_one
 	"$@" &
-	ci_pool_running=$((ci_pool_running + 1))
+	ci_pool_pids+=("$!")
 }
+# ci_pool_wait_one: hand every job of the pool that has ended to ci_pool_done, after waiting
+# for one to end if none has.
 ci_pool_wait_one() {
-	local pid rc=0
-	wait -n -p pid || rc=$?
-	ci_pool_running=$((ci_pool_running - 1))
-	ci_pool_done "$pid" "$rc"
+	local p rc running left=()
+	while :; do
+		running=" $(jobs -rp | tr '\n' ' ') "
+		left=()
+		for p in "${ci_pool_pids[@]}"; do
+			case $running in *" $p "*) left+=("$p") ;; esac
+		done
+		[ "${#left[@]}" -lt "${#ci_pool_pids[@]}" ] && break
+		wait -n || true
+	done
+	for p in "${ci_pool_pids[@]}"; do
+		case " ${left[*]} " in *" $p "*) continue ;; esac
+		rc=0
+		wait "$p" || rc=$?
+		ci_pool_done "$p" "$rc"
+	done
+	ci_pool_pids=("${left[@]}")
 }
 ci_pool_drain() {
-	while [ "$ci_pool_running" -gt 0 ]; do
+	while [ "${#ci_pool_pids[@]}" -gt 0 ]; do
 		ci_pool_wait_one
 	done
 }
 
-# For jobs whose verdicts are read from files once all have ended (no pid bookkeeping):
-#   ci_throttle           waits until fewer than ELV_JOBS background jobs run;
-#   ci_logged DIR NAME CMD...  CMD with its output in DIR/NAME.log and its exit status in
-#                         DIR/NAME.rc.
-# e.g. `ci_throttle; ci_logged "$dir" one cmd args &` per job, then `wait`.
-ci_throttle() {
-	while [ "$(jobs -rp | wc -l)" -ge "$ELV_JOBS" ]; do
-		wait -n || true
-	done
-}
+# ci_logged DIR NAME CMD...: CMD with its output in DIR/NAME.log and its exit status in
+# DIR/NAME.rc, for pool jobs whose verdicts are read from those files once all have ended.
 ci_logged() {
 	local dir=$1 name=$2 rc=0
 	shift 2

@@ -34,12 +34,12 @@ echo "+ clang-tidy --quiet FILE -- -std=c11 -Iinclude -Ilib/core (${#files[@]} f
 tidy_dir=$ELV_CI_DIR/clang-tidy
 rm -rf "$tidy_dir"
 mkdir -p "$tidy_dir"
+ci_pool_done() { :; } # each file's verdict is read from its .rc file
 for i in "${!files[@]}"; do
-	ci_throttle
-	ci_logged "$tidy_dir" "$i" clang-tidy --quiet "${files[$i]}" -- -std=c11 -Iinclude \
-		-Ilib/core &
+	ci_pool_start ci_logged "$tidy_dir" "$i" clang-tidy --quiet "${files[$i]}" -- -std=c11 \
+		-Iinclude -Ilib/core
 done
-wait
+ci_pool_drain
 failed=0
 for i in "${!files[@]}"; do
 	# Only the findings: clang-tidy's "N warnings generated" counts system-header noise.

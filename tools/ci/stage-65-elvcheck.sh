@@ -28,13 +28,13 @@ echo "elvcheck: seeds ${seeds[*]} (rerun this stage on them: ELV_ELVCHECK_SEEDS=
 # One run per core; each writes its own log, printed whole once every run
 # is done, and its status, read back below.
 logdir=$ELV_CI_DIR/elvcheck/seeds
+ci_pool_done() { :; } # each run's verdict is read from its .rc file
 rm -rf "$logdir"
 mkdir -p "$logdir"
 for seed in "${seeds[@]}"; do
-	ci_throttle
-	ci_logged "$logdir" "$seed" "$bin" --policy all --seed "$seed" --ops "$ops" &
+	ci_pool_start ci_logged "$logdir" "$seed" "$bin" --policy all --seed "$seed" --ops "$ops"
 done
-wait
+ci_pool_drain
 failed=()
 for seed in "${seeds[@]}"; do
 	echo "+ elvcheck --policy all --seed $seed --ops $ops"
@@ -62,10 +62,9 @@ done
 # One seed per core again, each log printed whole once every run is done.
 zops=${ELV_ELVCHECK_ZONED_OPS:-1000000}
 for seed in "${seeds[@]}"; do
-	ci_throttle
-	ci_logged "$logdir" "zoned-$seed" "$bin" --zoned --seed "$seed" --ops "$zops" &
+	ci_pool_start ci_logged "$logdir" "zoned-$seed" "$bin" --zoned --seed "$seed" --ops "$zops"
 done
-wait
+ci_pool_drain
 for seed in "${seeds[@]}"; do
 	echo "+ elvcheck --zoned --seed $seed --ops $zops"
 	cat "$logdir/zoned-$seed.log"
