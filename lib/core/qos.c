@@ -374,7 +374,7 @@ static ELV_SPEED_INLINE uint64_t elv_qos_wait_own(struct elv_qclient *t,
 static ELV_SPEED_INLINE struct elv_request *elv_qos_try(struct elv_qclient *t, int dir,
 							 uint64_t now, struct elv_qclient **mp)
 {
-	struct elv_request *rq, *next;
+	struct elv_request *rq;
 	uint64_t w;
 
 	if (t->group)
@@ -385,19 +385,18 @@ static ELV_SPEED_INLINE struct elv_request *elv_qos_try(struct elv_qclient *t, i
 		t->ready[dir] = now + w;
 		return NULL;
 	}
-	/* The request behind it, whose wait gives the top's ready time (none to work out when
-	 * it is the last, or when the other direction is due). */
-	next = t->nr_wait[dir] > 1 && !elv_qos_other_due(t, dir, now)
-		       ? elv_list_rq(rq->fifo.next)
-		       : NULL;
 	if (t->has_thr) {
-		/* Charged and the next one's wait worked out in one meter call. */
-		if (next)
+		/* Charged, and the wait of the request behind it (which gives the top's ready
+		 * time) worked out in the same meter call; none to work out when it is the last,
+		 * or when the other direction is due. */
+		if (t->nr_wait[dir] > 1 && !elv_qos_other_due(t, dir, now)) {
 			w = elv_thr_charge_wait(&t->thr, dir, elv_qos_bytes(&t->thr, rq),
-						elv_qos_bytes(&t->thr, next), now);
-		else
-			elv_thr_charge(&t->thr, dir, elv_qos_bytes(&t->thr, rq), now);
-		elv_qos_thr_stats(t, rq, 1);
+						elv_qos_bytes(&t->thr, elv_list_rq(rq->fifo.next)),
+						now);
+			elv_qos_thr_stats(t, rq, 1);
+		} else {
+			elv_qos_thr_count(t, rq, dir, now, 1);
+		}
 	}
 	/* elv_qos_unhold() for a top that holds its own requests only. */
 	elv_list_del(&rq->fifo);
@@ -405,7 +404,7 @@ static ELV_SPEED_INLINE struct elv_request *elv_qos_try(struct elv_qclient *t, i
 	if (--t->nr_wait[dir] == 0)
 		elv_qos_top_leaves(t, dir);
 	else
-		t->ready[dir] = now + w; /* w 0 without next: it tries again now */
+		t->ready[dir] = now + w; /* w 0 when no wait was worked out: it tries again now */
 	*mp = t->has_mc ? t : NULL;
 	return rq;
 }

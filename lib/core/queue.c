@@ -493,8 +493,8 @@ int elv_stage_enqueue(struct elv_queue *q, struct elv_request *rq, uint64_t now)
  * admits what it lets go, which goes straight on (stage.c's elv_stages_release() for that
  * case, with the hand-over inlined). For speed only: a size build calls stage.c's pump.
  */
-static ELV_ALWAYS_INLINE void elv_stage_release_sole_in(struct elv_queue *q, struct elv_stage *s,
-							uint64_t now)
+static ELV_ALWAYS_INLINE void elv_stage_release_sole(struct elv_queue *q, struct elv_stage *s,
+						     uint64_t now)
 {
 	struct elv_request *rq;
 
@@ -524,7 +524,7 @@ static ELV_SPEED_INLINE void elv_stages_pump(struct elv_queue *q, uint64_t now)
 
 		if (!elv_stage_has_room(q, s)) /* it holds every staged request: some */
 			return;
-		elv_stage_release_sole_in(q, s, now);
+		elv_stage_release_sole(q, s, now);
 		return;
 	}
 #endif
@@ -836,8 +836,9 @@ static inline uint64_t elv_host_event(const struct elv_queue *q, uint64_t t)
 #if !defined(ELV_NO_STAGES) && !defined(__OPTIMIZE_SIZE__)
 /*
  * elv_next_event() on a queue with stages, from the policy's time @t: a lone stage is asked
- * without the call to stage.c's walk (a copy of it for one stage, for speed; a size build
- * calls the walk). Out of line, so that the plain path saves no register for it.
+ * through elv_stage_next_event() directly, without the call to stage.c's walk over the slots
+ * (for speed; a size build calls the walk). Out of line, so that the plain path saves no
+ * register for it.
  */
 static ELV_APART uint64_t elv_next_event_staged(const struct elv_queue *q, uint64_t t)
 {
